@@ -1,0 +1,1 @@
+"""Elastic Reasoning (E1)."""
