@@ -1,0 +1,1 @@
+"""Helpers to build real, tiny models locally (no downloads) for tests, benchmarks and demos."""
