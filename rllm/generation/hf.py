@@ -176,8 +176,13 @@ class HFGenerator:
         stop_ids: list[int],
         states: list[BudgetState] | None,
     ) -> tuple[list[list[int]], list[list[float]] | None]:
-        """One left-padded ``generate`` call; returns the new tokens of each row (padding included)."""
+        """One left-padded ``generate`` call; returns the new tokens of each row (padding included).
+
+        Each prompt is repeated ``sampling.n`` times (rather than ``num_return_sequences``, which
+        transformers refuses for greedy decoding), giving ``len(batch) * n`` rows, prompt-major.
+        """
         device = self.model.device
+        batch = [ids for ids in batch for _ in range(sampling.n)]
         width = max(len(ids) for ids in batch)
         input_ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
         attention = torch.zeros((len(batch), width), dtype=torch.long)
@@ -194,7 +199,6 @@ class HFGenerator:
             temperature=sampling.temperature if not sampling.greedy else None,
             top_p=sampling.top_p if not sampling.greedy else None,
             top_k=sampling.top_k if sampling.top_k > 0 and not sampling.greedy else None,
-            num_return_sequences=sampling.n,
             eos_token_id=stop_ids,
             pad_token_id=self.pad_id,
             return_dict_in_generate=True,

@@ -52,8 +52,11 @@ def _corpus() -> list[str]:
     return lines * 4
 
 
-def build_tokenizer(vocab_size: int = 1024):
-    """A real ``PreTrainedTokenizerFast`` with the E1 control tokens as single tokens."""
+def build_tokenizer(vocab_size: int = 1024, think_tokens: bool = True):
+    """A real ``PreTrainedTokenizerFast`` with the E1 control tokens as single tokens.
+
+    ``think_tokens=False`` leaves ``<think>``/``</think>`` out, as in a non-reasoning tokenizer.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -74,7 +77,8 @@ def build_tokenizer(vocab_size: int = 1024):
         bos_token=None,
         unk_token=None,
     )
-    tokenizer.add_tokens([THINK_OPEN, THINK_CLOSE], special_tokens=False)
+    if think_tokens:
+        tokenizer.add_tokens([THINK_OPEN, THINK_CLOSE], special_tokens=False)
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
 
