@@ -161,18 +161,16 @@ def test_invalid_records_are_skipped_and_reported(tmp_path, capsys):
     ]
 
 
-def test_strict_fails_with_one_line_and_writes_nothing_for_that_dataset(tmp_path, capsys):
-    args = [
-        "--strict",
-        "--datasets",
-        "deepscaler_train",
-        "--input",
-        f"deepscaler_train={FIXTURES / 'invalid' / 'math.json'}",
-    ]
+def test_strict_fails_with_one_line_and_writes_nothing(tmp_path, capsys):
+    bad = FIXTURES / "invalid" / "math.json"
+    args = ["--strict", "--datasets", "aime", "deepscaler_train", "--input", f"deepscaler_train={bad}"]
     assert _convert(deepscaler_main, tmp_path, *args) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: ") and "--strict" in err[0]
-    assert not (tmp_path / "deepscaler" / "deepscaler_train.parquet").exists()
+    assert (
+        len(err) == 1 and err[0].startswith(f"error: {bad}: kept 2 of 11, skipped 9") and "--strict" in err[0]
+    )
+    # aime is valid, but --strict validates everything before writing anything.
+    assert not (tmp_path / "deepscaler").exists()
 
 
 def test_missing_raw_file_is_reported_and_the_rest_is_written(tmp_path, capsys):

@@ -47,6 +47,8 @@ def test_flat_layout_of_the_original_wins(data_dir):
 def test_a_parquet_path_is_returned_as_is(data_dir):
     path = data_dir / "deepscaler" / "aime.parquet"
     assert find_dataset(str(path), "/nonexistent") == path
+    with pytest.raises(DataError, match=r"^/nonexistent/aime.parquet: no such parquet file$"):
+        find_dataset("/nonexistent/aime.parquet", data_dir)
 
 
 def test_unknown_name_lists_what_is_available(data_dir):

@@ -89,7 +89,7 @@ def test_codeforces_literal_tests_are_parsed_without_eval(tmp_path, monkeypatch)
         "codeforces.json", _load("codeforces.json"), lambda r: check_code_record(r, "codeforces")
     )
     assert [index for index, _ in items] == [0]
-    assert items[0][1].tests == [{"input": "1", "output": "1"}]
+    assert json.loads(items[0][1].ground_truth) == [{"input": "1", "output": "1"}]
     assert [(i.index, i.reason) for i in report.issues] == [
         (1, "unparsable_tests"),
         (2, "unparsable_tests"),
@@ -116,11 +116,9 @@ def test_livecodebench_func_name_is_merged_into_every_test():
         "tests": [{"input": "1", "output": "2", "testtype": "functional"}] * 2,
         "metadata": {"func_name": "f"},
     }
-    item = check_code_record(record, "livecodebench")
-    assert (
-        item.tests
-        == [{"input": "1", "output": "2", "testtype": "functional", "metadata": {"func_name": "f"}}] * 2
-    )
+    tests = json.loads(check_code_record(record, "livecodebench").ground_truth)
+    merged = {"input": "1", "output": "2", "testtype": "functional", "metadata": {"func_name": "f"}}
+    assert tests == [merged, merged]
     # The raw record is not modified.
     assert "metadata" not in record["tests"][0]
 
@@ -131,7 +129,8 @@ def test_metadata_given_as_json_string_is_decoded():
         "tests": [{"input": "1", "output": "1", "testtype": "functional"}],
         "metadata": '{"func_name": "g"}',
     }
-    assert check_code_record(record, "livecodebench").tests[0]["metadata"] == {"func_name": "g"}
+    tests = json.loads(check_code_record(record, "livecodebench").ground_truth)
+    assert tests[0]["metadata"] == {"func_name": "g"}
 
 
 @pytest.mark.parametrize(
@@ -156,4 +155,10 @@ def test_bad_tests_per_format(source, tests, reason):
 
 def test_json_string_tests_are_accepted_for_structured_formats():
     item = check_code_record({"problem": "P", "tests": '{"inputs": ["1"], "outputs": ["2"]}'}, "taco")
-    assert item.tests == {"inputs": ["1"], "outputs": ["2"]}
+    assert json.loads(item.ground_truth) == {"inputs": ["1"], "outputs": ["2"]}
+
+
+def test_literal_values_json_cannot_hold_are_reported():
+    with pytest.raises(RecordError) as err:
+        check_code_record({"problem": "P", "tests": "[{'input': {1, 2}, 'output': b'x'}]"}, "codeforces")
+    assert err.value.reason == "unparsable_tests"

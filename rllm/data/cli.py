@@ -124,6 +124,8 @@ def _convert_main(
         help="skipped records listed per file (default 20; 0 lists all)",
     )
     args = parser.parse_args(argv)
+    if args.max_issues < 0:
+        parser.error("--max-issues must be 0 (all) or more")
     outcomes = convert(
         outputs,
         dict.fromkeys(args.datasets),

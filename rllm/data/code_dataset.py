@@ -55,15 +55,18 @@ TEST_KINDS = {
 
 @dataclass(frozen=True)
 class CodeItem:
+    """A validated record: the user prompt and ``ground_truth = json.dumps(tests)``."""
+
     prompt: str
-    tests: Any
+    ground_truth: str
 
 
 def check_code_record(record: Any, source: str) -> CodeItem:
-    """Validate one raw record of ``source``; returns its prompt and (merged) tests.
+    """Validate one raw record of ``source``; returns its prompt and JSON-encoded (merged) tests.
 
     Raises:
-        RecordError: missing/mistyped fields, empty or unparsable tests, LCB without ``func_name``.
+        RecordError: missing/mistyped fields, empty, unparsable or non-JSON tests, LCB functional
+            tests without ``func_name``.
     """
     record = require_mapping(record)
     problem = require_text(record, "problem")
@@ -78,7 +81,7 @@ def check_code_record(record: Any, source: str) -> CodeItem:
         prompt = raw_prompt(problem)
     if "func_name" in metadata:
         tests = _merge_metadata(tests, metadata)
-    return CodeItem(prompt, tests)
+    return CodeItem(prompt, _to_json(tests))
 
 
 def parse_tests(tests: Any, kind: str) -> Any:
@@ -111,6 +114,14 @@ def _decode(text: str) -> Any:
         raise RecordError(
             "unparsable_tests", f"'tests' is neither JSON nor a Python literal ({type(exc).__name__})"
         ) from None
+
+
+def _to_json(tests: Any) -> str:
+    # A Python literal may hold values JSON cannot (sets, bytes, complex numbers).
+    try:
+        return json.dumps(tests)
+    except (TypeError, ValueError) as exc:
+        raise RecordError("unparsable_tests", f"'tests' cannot be stored as JSON ({exc})") from None
 
 
 def _check_cases(tests: Any) -> None:
@@ -185,7 +196,7 @@ def _code_row(item: CodeItem, index: int, *, data_source: str, split: str) -> di
         data_source=data_source,
         content=item.prompt,
         ability="code",
-        ground_truth=json.dumps(item.tests),
+        ground_truth=item.ground_truth,
         split=split,
         index=index,
     )

@@ -147,8 +147,11 @@ def _fetch(file: RawFile, source: str | None, out: Path) -> None:
 
 
 def _fetch_drive(file: RawFile, out: Path) -> None:
-    import gdown
-    from gdown.exceptions import DownloadError
+    try:
+        import gdown
+        from gdown.exceptions import DownloadError
+    except ImportError:
+        raise DataError("Google Drive downloads need gdown (pip install gdown); or use --source") from None
 
     try:
         gdown.download(id=file.drive_id, output=str(out), quiet=False)

@@ -28,10 +28,8 @@ ALIASES = {
     "lcb": "test_livecodebench",
     "codeforces": "test_codeforces",
     "humanevalplus": "test_humanevalplus",
-    "humaneval+": "test_humanevalplus",
     "code_contests": "test_code_contests",
     "leetcode": "test_leetcode",
-    "olympiad": "olympiad_bench",
     "olympiadbench": "olympiad_bench",
 }
 
@@ -59,16 +57,20 @@ def raw_dir(data_dir: Path) -> Path:
 def find_dataset(name: str, data_dir: Path | str | None = None) -> Path:
     """Resolve a dataset name (``aime``, ``livecodebench``, ``test_codeforces``, ...) to its parquet.
 
-    ``name`` may also be a path to an existing ``.parquet`` file, which is returned as is. Names are
+    ``name`` may also be a path to a ``.parquet`` file (anything containing a ``/``), returned as is
+    if it exists. Names are
     case-insensitive and may carry the ``.parquet`` suffix; aliases in :data:`ALIASES` apply. The
     file is looked up as ``<data_dir>/<name>.parquet``, then in the ``deepscaler/`` and
     ``deepcoder/`` sub-directories.
 
     Raises:
-        DataError: nothing matches; the message lists the datasets that are available.
+        DataError: nothing matches (the message lists the datasets available), or a given path
+            does not exist.
     """
-    as_path = Path(name).expanduser()
-    if as_path.suffix == ".parquet" and as_path.is_file():
+    if "/" in name or os.sep in name:
+        as_path = Path(name).expanduser()
+        if not as_path.is_file():
+            raise DataError(f"{name}: no such parquet file")
         return as_path
     base = Path(data_dir) if data_dir is not None else default_data_dir()
     stem = name.lower().removesuffix(".parquet")

@@ -139,10 +139,11 @@ def convert(
 
     Every input file gets a summary line (kept/skipped by reason) and a line per skipped record
     (up to ``max_issues``). A missing or unreadable input, or an output left with no rows, makes
-    that output's :class:`Outcome` carry an ``error`` and the others still run.
+    that output's :class:`Outcome` carry an ``error`` and the others are still written. All inputs
+    are read and validated before anything is written, so under ``strict`` a failure writes nothing.
 
     Raises:
-        DataError: under ``strict``, on the first invalid record or unusable input file.
+        DataError: under ``strict``, on the first invalid record, unusable input or empty output.
     """
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - {p.key for parts in outputs.values() for p in parts})
@@ -150,15 +151,13 @@ def convert(
         raise DataError(f"--input names unknown dataset(s) {', '.join(unknown)}; known: {', '.join(outputs)}")
     # Parts shared by several outputs (train_taco and deepcoder_train) are read once.
     done: dict[str, list[dict] | DataError] = {}
-    outcomes = []
+    planned: list[tuple[Outcome, list[dict]]] = []
     for name in selected:
-        outcome = Outcome(name)
-        rows: list[dict] = []
+        outcome, rows = Outcome(name), []
         for part in outputs[name]:
             if part.key not in done:
-                done[part.key] = _convert_part(
-                    part, resolve_input(part, raw_dir, overrides), strict, max_issues, echo
-                )
+                path = resolve_input(part, raw_dir, overrides)
+                done[part.key] = _convert_part(part, path, strict, max_issues, echo)
             result = done[part.key]
             if isinstance(result, DataError):
                 outcome.error = str(result)
@@ -166,16 +165,17 @@ def convert(
             rows.extend(result)
         if outcome.error is None and not rows:
             outcome.error = "no valid records"
+        if outcome.error is not None and strict:
+            raise DataError(f"{name}: {outcome.error}")
+        planned.append((outcome, rows))
+    for outcome, rows in planned:
         if outcome.error is None:
-            outcome.path = write_rl_parquet(rows, output_dir / f"{name}.parquet")
+            outcome.path = write_rl_parquet(rows, output_dir / f"{outcome.name}.parquet")
             outcome.rows = len(rows)
             echo(f"wrote {outcome.path} ({outcome.rows} rows)")
         else:
-            if strict:
-                raise DataError(f"{name}: {outcome.error}")
-            echo(f"skipped {name}: {outcome.error}")
-        outcomes.append(outcome)
-    return outcomes
+            echo(f"skipped {outcome.name}: {outcome.error}")
+    return [outcome for outcome, _ in planned]
 
 
 def _convert_part(
