@@ -1,0 +1,392 @@
+"""Decide whether a predicted answer means the same as a reference answer.
+
+The comparison runs in-process and is fast: canonical strings first (:mod:`.normalize`), then the
+answer's shape (:mod:`.structure`), then scalar values with the small evaluator in :mod:`.expr`.
+Only what that evaluator cannot parse (sums, integrals, inequalities that need solving) is handed
+to an :class:`Oracle` — in production a sympy worker process with a hard timeout — and without an
+oracle such comparisons count as not equal.
+
+Rules worth knowing:
+
+* lists compare in order or as sets (repeated elements do not matter); ``1,3`` equals the tuple
+  ``(1,3)`` but not ``(3,1)``; ``\\{1,3\\}`` equals ``3,1``;
+* tuples and intervals compare element-wise and need the same brackets; sets ignore order;
+* ``x = 5`` equals ``5`` when the left side only names the value (``x``, ``f(x)``, ``|AB|``,
+  ``(p,q)``), never when it is an expression (``a + 3z = 0`` is not ``0``); two equations are equal
+  when one is a non-zero multiple of the other;
+* inequalities compare as the interval they describe (``5 \\ge x`` is ``x \\le 5`` is
+  ``(-\\infty, 5]``);
+* a decimal written with ``d`` places matches a value it rounds to when it has at least three
+  significant digits (``2.6667`` is ``8/3``; ``0.33`` is not ``1/3``);
+* a percentage matches the bare number and its hundredth (``28\\%`` is ``28`` and ``0.28``);
+* ``204_5`` compares digits and base, never the decimal value;
+* words compare case-insensitively (``\\text{Even}`` is ``even``), single letters exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Protocol
+
+from rllm.rewards.math import expr
+from rllm.rewards.math.normalize import normalize
+from rllm.rewards.math.structure import Group, Labeled, Matrix, Relation, parse_answer
+
+RELATIVE_TOLERANCE = 1e-9
+MIN_ROUNDED_DIGITS = 3
+
+_DECIMAL = re.compile(r"-?(\d*)\.(\d+)")
+_BASED = re.compile(r"([0-9A-Za-z]+)_\{?(\d+)\}?")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z ]*")
+_INEQUALITIES = {"<", ">", "\\le", "\\ge"}
+
+
+class Oracle(Protocol):
+    """Symbolic checks for what the in-process evaluator cannot decide."""
+
+    def expressions_equal(self, a: str, b: str) -> bool | None:
+        """Whether two scalar LaTeX expressions are equal; None when undecided."""
+
+    def sets_equal(self, a: str, b: str) -> bool | None:
+        """Whether two answers describe the same set of reals; None when undecided."""
+
+
+def answers_equal(pred: str, gold: str, oracle: Oracle | None = None) -> bool:
+    """Whether answer ``pred`` means the same as reference answer ``gold``."""
+    p, g = normalize(pred), normalize(gold)
+    if not p.text or not g.text:
+        return False
+    if p.text == g.text:
+        return True
+    comparator = _Comparator(oracle, p.percent, g.percent)
+    pred_items, gold_items = parse_answer(p.text), parse_answer(g.text)
+    if comparator.lists(pred_items, gold_items):
+        return True
+    if (
+        oracle is not None
+        and comparator.needs_sets
+        and (_has_inequality(pred_items) or _has_inequality(gold_items))
+    ):
+        return bool(oracle.sets_equal(p.text, g.text))
+    return False
+
+
+def _has_inequality(items: tuple) -> bool:
+    return any(isinstance(item, Relation) and set(item.ops) <= _INEQUALITIES for item in items)
+
+
+def _close(a: expr.Value, b: expr.Value) -> bool:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
+    a, b = complex(a), complex(b)
+    if not (math.isfinite(abs(a)) and math.isfinite(abs(b))):
+        return a == b
+    return abs(a - b) <= RELATIVE_TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _rounds_to(text: str, value: expr.Value) -> bool:
+    """Whether decimal literal ``text`` is ``value`` rounded to the places it shows."""
+    match = _DECIMAL.fullmatch(text)
+    if not match:
+        return False
+    significant = (match.group(1) + match.group(2)).lstrip("0")
+    if len(significant) < MIN_ROUNDED_DIGITS:
+        return False
+    value = complex(value)
+    if value.imag != 0 or not math.isfinite(value.real):
+        return False
+    places = len(match.group(2))
+    return abs(Fraction(text) - Fraction(value.real)) <= Fraction(1, 2 * 10**places) * (
+        1 + RELATIVE_TOLERANCE
+    )
+
+
+def _difference(left: str, right: str) -> expr.Node:
+    return ("add", expr.parse(left), ("neg", expr.parse(right)))
+
+
+class _Comparator:
+    """Structural comparison of parsed answers; remembers whether a set check could still help."""
+
+    def __init__(self, oracle: Oracle | None, pred_percent: bool, gold_percent: bool) -> None:
+        self.oracle = oracle
+        self.percent = pred_percent or gold_percent
+        self.needs_sets = False
+
+    # Lists of items -------------------------------------------------------------------------
+
+    def lists(self, a: tuple, b: tuple) -> bool:
+        if len(a) == len(b) and all(self.items(x, y) for x, y in zip(a, b, strict=True)):
+            return True
+        if all(isinstance(x, Labeled) for x in a + b):
+            return self.unordered(a, b)
+        a, b = _values(a), _values(b)
+        if len(a) == len(b) and all(self.items(x, y) for x, y in zip(a, b, strict=True)):
+            return True
+        for one, many in ((a, b), (b, a)):
+            if len(one) == 1 and len(many) > 1 and isinstance(one[0], Group):
+                group = one[0]
+                if group.opener == "\\{":
+                    return self.unordered(group.items, many)
+                return len(group.items) == len(many) and all(
+                    self.items(x, y) for x, y in zip(group.items, many, strict=True)
+                )
+            if len(one) == 1 and isinstance(one[0], Relation) and set(one[0].ops) <= _INEQUALITIES:
+                self.needs_sets = True
+        return self.unordered(a, b)
+
+    def unordered(self, a: tuple, b: tuple) -> bool:
+        """Set equality: every element of each side equals some element of the other."""
+        return all(any(self.items(x, y) for y in b) for x in a) and all(
+            any(self.items(y, x) for x in a) for y in b
+        )
+
+    # Single items ---------------------------------------------------------------------------
+
+    def items(self, x: object, y: object) -> bool:
+        if x == y:
+            return True
+        if isinstance(x, Labeled) and isinstance(y, Labeled):
+            if _same_label(x.label, y.label) and self.items(x.value, y.value):
+                return True
+            if isinstance(x.value, str) and isinstance(y.value, str):
+                return self.equations(
+                    Relation((x.label, x.value), ("=",)), Relation((y.label, y.value), ("=",))
+                )
+            return False
+        for labeled, other in ((x, y), (y, x)):
+            if isinstance(labeled, Labeled):
+                if isinstance(other, Relation) and isinstance(labeled.value, str):
+                    return self.relations(Relation((labeled.label, labeled.value), ("=",)), other)
+                return self.items(labeled.value, other)
+        if isinstance(x, str) and isinstance(y, str):
+            return self.scalars(x, y)
+        if isinstance(x, Group) and isinstance(y, Group):
+            return self.groups(x, y)
+        if isinstance(x, Matrix) or isinstance(y, Matrix):
+            return self.matrices(x, y)
+        if isinstance(x, Relation) and isinstance(y, Relation):
+            return self.relations(x, y)
+        if isinstance(x, Relation) and isinstance(y, Group):
+            return self.relation_vs_interval(x, y)
+        if isinstance(y, Relation) and isinstance(x, Group):
+            return self.relation_vs_interval(y, x)
+        return False
+
+    def groups(self, x: Group, y: Group) -> bool:
+        if "\\{" in (x.opener, y.opener):
+            return x.opener == y.opener and self.unordered(x.items, y.items)
+        if "" not in (x.opener, y.opener) and (x.opener, x.closer) != (y.opener, y.closer):
+            return False
+        return len(x.items) == len(y.items) and all(
+            self.items(a, b) for a, b in zip(x.items, y.items, strict=True)
+        )
+
+    def matrices(self, x: object, y: object) -> bool:
+        def cells(item: object) -> tuple | None:
+            if isinstance(item, Matrix):
+                return item.rows
+            if isinstance(item, Group) and item.opener in ("(", "[", ""):
+                return tuple((cell,) for cell in item.items)
+            return None
+
+        a, b = cells(x), cells(y)
+        if a is None or b is None:
+            return False
+        if isinstance(x, Group) or isinstance(y, Group):
+            a, b = _flat_vector(a), _flat_vector(b)
+            if a is None or b is None:
+                return False
+        return (
+            len(a) == len(b)
+            and all(len(r) == len(s) for r, s in zip(a, b, strict=True))
+            and all(self.items(p, q) for r, s in zip(a, b, strict=True) for p, q in zip(r, s, strict=True))
+        )
+
+    # Relations ------------------------------------------------------------------------------
+
+    def relations(self, x: Relation, y: Relation) -> bool:
+        if set(x.ops) == {"="} and set(y.ops) == {"="}:
+            return self.equations(x, y)
+        a, b = _interval_of(x), _interval_of(y)
+        if a is not None and b is not None:
+            if a[0] == b[0] and self.intervals(a[1:], b[1:]):
+                return True
+            self.needs_sets = True
+            return False
+        return _oriented(x) == _oriented(y) or (
+            len(x.ops) == len(y.ops)
+            and _oriented(x)[1] == _oriented(y)[1]
+            and all(self.scalars(p, q) for p, q in zip(_oriented(x)[0], _oriented(y)[0], strict=True))
+        )
+
+    def equations(self, x: Relation, y: Relation) -> bool:
+        """Equal when ``lhs - rhs`` of one is a non-zero constant multiple of the other's."""
+        if len(x.terms) != 2 or len(y.terms) != 2:
+            return len(x.terms) == len(y.terms) and all(
+                self.scalars(p, q) for p, q in zip(x.terms, y.terms, strict=True)
+            )
+        try:
+            f, g = _difference(*x.terms), _difference(*y.terms)
+        except expr.Unsupported:
+            return all(self.scalars(p, q) for p, q in zip(x.terms, y.terms, strict=True))
+        ratio = None
+        for point in range(expr.POINTS):
+            try:
+                fv, gv = complex(expr.evaluate(f, point)), complex(expr.evaluate(g, point))
+            except expr.EvalError:
+                return False
+            if abs(fv) <= RELATIVE_TOLERANCE and abs(gv) <= RELATIVE_TOLERANCE:
+                continue
+            if abs(gv) <= RELATIVE_TOLERANCE:
+                return False
+            if ratio is None:
+                ratio = fv / gv
+                if abs(ratio) <= RELATIVE_TOLERANCE:
+                    return False
+            elif not _close(ratio, fv / gv):
+                return False
+        return True
+
+    def relation_vs_interval(self, relation: Relation, group: Group) -> bool:
+        interval = _interval_of(relation)
+        if (
+            interval is None
+            or len(group.items) != 2
+            or group.opener not in ("(", "[")
+            or not all(isinstance(item, str) for item in group.items)
+        ):
+            return False
+        bounds = (group.items[0], group.opener == "[", group.items[1], group.closer == "]")
+        if self.intervals(interval[1:], bounds):
+            return True
+        self.needs_sets = True
+        return False
+
+    def intervals(self, a: tuple, b: tuple) -> bool:
+        return a[1] == b[1] and a[3] == b[3] and self.scalars(a[0], b[0]) and self.scalars(a[2], b[2])
+
+    # Scalars --------------------------------------------------------------------------------
+
+    def scalars(self, a: str, b: str) -> bool:
+        if a == b:
+            return True
+        if self._scalars(a, b):
+            return True
+        if self.percent:
+            return any(
+                self._scalars(x, y) for x, y in ((f"\\frac{{{a}}}{{100}}", b), (a, f"\\frac{{{b}}}{{100}}"))
+            )
+        return False
+
+    def _scalars(self, a: str, b: str) -> bool:
+        based_a, based_b = _BASED.fullmatch(a), _BASED.fullmatch(b)
+        if based_a or based_b:
+            return _same_based(based_a, a, based_b, b)
+        if _is_words(a) or _is_words(b):
+            return a.replace(" ", "").lower() == b.replace(" ", "").lower()
+        try:
+            tree_a, tree_b = expr.parse(a), expr.parse(b)
+        except expr.Unsupported:
+            return bool(self.oracle and self.oracle.expressions_equal(a, b))
+        free = (expr.variables(tree_a) | expr.variables(tree_b)) - {"e", "i"}
+        if not free:
+            try:
+                va, vb = expr.evaluate(tree_a), expr.evaluate(tree_b)
+            except expr.EvalError:
+                return False
+            return _close(va, vb) or _rounds_to(a, vb) or _rounds_to(b, va)
+        for point in range(expr.POINTS):
+            try:
+                va, vb = expr.evaluate(tree_a, point), expr.evaluate(tree_b, point)
+            except expr.EvalError:
+                return False
+            if not _close(va, vb):
+                return False
+        return True
+
+
+def _values(items: tuple) -> tuple:
+    """Items with labels dropped; a label naming several values contributes them all."""
+    result = []
+    for item in items:
+        if isinstance(item, Labeled):
+            value = item.value
+            result += list(value.items) if isinstance(value, Group) and value.opener == "" else [value]
+        else:
+            result.append(item)
+    return tuple(result)
+
+
+def _same_label(a: str, b: str) -> bool:
+    return a.replace(" ", "").lower() == b.replace(" ", "").lower()
+
+
+def _flat_vector(rows: tuple) -> tuple | None:
+    """A one-row or one-column matrix as a column; None for a genuine matrix."""
+    if all(len(row) == 1 for row in rows):
+        return rows
+    if len(rows) == 1:
+        return tuple((cell,) for cell in rows[0])
+    return None
+
+
+def _is_words(text: str) -> bool:
+    """Whether ``text`` is a word answer (``even``, ``Evelyn``) rather than an expression."""
+    return (
+        bool(_WORDS.fullmatch(text)) and bool(re.search(r"[A-Za-z]{3}", text)) and not text.startswith("\\")
+    )
+
+
+def _same_based(match_a: re.Match | None, a: str, match_b: re.Match | None, b: str) -> bool:
+    def parts(match: re.Match | None, text: str) -> tuple[str, str | None]:
+        return (match.group(1).upper(), match.group(2)) if match else (text.upper(), None)
+
+    digits_a, base_a = parts(match_a, a)
+    digits_b, base_b = parts(match_b, b)
+    return digits_a == digits_b and (base_a == base_b or None in (base_a, base_b))
+
+
+_FLIP = {"<": ">", ">": "<", "\\le": "\\ge", "\\ge": "\\le", "=": "=", "\\ne": "\\ne", "\\approx": "\\approx"}
+
+
+def _oriented(relation: Relation) -> tuple[tuple, tuple]:
+    """The relation written with ``<``/``\\le`` (``a > b`` becomes ``b < a``)."""
+    if any(op in (">", "\\ge") for op in relation.ops):
+        return tuple(reversed(relation.terms)), tuple(_FLIP.get(op, op) for op in reversed(relation.ops))
+    return relation.terms, relation.ops
+
+
+def _constant(text: str) -> bool:
+    try:
+        tree = expr.parse(text)
+    except expr.Unsupported:
+        return False
+    return not (expr.variables(tree) - {"e", "i"})
+
+
+def _interval_of(relation: Relation) -> tuple | None:
+    """``(variable, low, low_closed, high, high_closed)`` for ``a < x \\le b``-like relations."""
+    if not set(relation.ops) <= _INEQUALITIES:
+        return None
+    terms, ops = _oriented(relation)
+    if any(op in (">", "\\ge") for op in ops):
+        return None
+    constants = [_constant(term) for term in terms]
+    if len(terms) == 3 and constants == [True, False, True]:
+        low, variable, high = terms
+        return variable, low, ops[0] == "\\le", high, ops[1] == "\\le"
+    if len(terms) == 2 and constants == [False, True]:
+        variable, high = terms
+        low, low_closed, high_closed = "-\\infty", False, ops[0] == "\\le"
+    elif len(terms) == 2 and constants == [True, False]:
+        low, variable = terms
+        high, high_closed, low_closed = "\\infty", False, ops[0] == "\\le"
+    else:
+        return None
+    if variable.startswith("-") and _constant(variable[1:]) is False:
+        # -x < c  is  x > -c.
+        return variable[1:], f"-({high})", high_closed, f"-({low})", low_closed
+    return variable, low, low_closed, high, high_closed
