@@ -1,0 +1,576 @@
+"""Fork server that runs untrusted programs; a standalone script (standard library only).
+
+The grader starts it as ``python -I -S zygote.py FD`` where FD is one end of a Unix socket pair;
+``-I -S`` keep the user environment, ``site`` and every ``.pth`` hook out of it. It never imports the
+``rllm`` package, so nothing of the grader's state is in the memory its children inherit.
+
+Protocol (both directions: 4-byte big-endian length, then UTF-8 JSON):
+  1. grader -> server: the setup (uid, limits, importable modules, preamble); server -> grader:
+     ``hello`` describing the isolation that was actually obtained;
+  2. then repeatedly one job -> one result, until the socket closes (the server then exits).
+
+Isolation, set up once here (when running as root) and inherited by every child:
+  - a network namespace with only a down loopback (no network at all);
+  - a mount namespace with fresh size-limited tmpfs over the world-writable directories, so files a
+    program writes never reach the host; they are wiped after every job;
+  - this process is a child subreaper, so every descendant of a job, even one that escaped its
+    process group with ``setsid``, is reparented here and reaped.
+Per job, the child forked from this warm interpreter: own session and process group, rlimits,
+a private uid (leased by the grader: RLIMIT_NPROC is not enforced for root, and a distinct uid
+cannot signal the grader, this server or another job), no_new_privs, parent-death signal, scrubbed
+environment, stdio on anonymous memory files, a fresh working directory. The wall-clock limit is
+enforced here with a pidfd; at the end every process of the job's uid is killed.
+"""
+
+import builtins
+import ctypes
+import gc
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+import types
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_BIND = 4096
+MS_REC = 16384
+MNT_DETACH = 2
+MS_PRIVATE = 1 << 18
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+JOB_DIR_ROOT = "/tmp"
+STDERR_TAIL = 4000
+FDS = ("stdin", "stdout", "stderr", "result")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def send_msg(sock, obj) -> None:
+    data = json.dumps(obj).encode()
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def _recv_exact(sock, n):
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_msg(sock):
+    head = _recv_exact(sock, 4)
+    if head is None:
+        return None
+    body = _recv_exact(sock, struct.unpack(">I", head)[0])
+    return None if body is None else json.loads(body)
+
+
+class AllowListFinder(importlib.abc.MetaPathFinder):
+    """Makes exactly the configured top-level third-party modules importable.
+
+    ``sys.path`` holds only the standard library (``-S``); submodules of an allowed package are
+    found through the package's own ``__path__``, so they need no entry here.
+    """
+
+    def __init__(self, locations):
+        self.locations = locations
+
+    def find_spec(self, fullname, path=None, target=None):
+        if path is not None or "." in fullname or fullname not in self.locations:
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, [self.locations[fullname]])
+
+
+def _isolate(setup):
+    """Enter network and mount namespaces when the kernel allows; report what was obtained."""
+    got = {"network_namespace": False, "private_tmp": False, "uid": None, "notes": []}
+    try:
+        _check(_libc.unshare(CLONE_NEWNET))
+        got["network_namespace"] = True
+    except OSError as exc:
+        got["notes"].append(f"network namespace unavailable: {exc}")
+    try:
+        _check(_libc.unshare(CLONE_NEWNS))
+        _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None))
+        opts = f"size={setup['tmpfs_mb']}m,nr_inodes=65536,mode=1777".encode()
+        for path in PRIVATE_DIRS:
+            if os.path.isdir(path):
+                _check(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts))
+        got["private_tmp"] = True
+        roots = [sys.base_prefix, sys.prefix, os.path.dirname(__file__), *setup["module_locations"].values()]
+        _expose(roots)
+    except OSError as exc:
+        got["notes"].append(f"mount namespace unavailable: {exc}")
+    if os.geteuid() == 0 and setup.get("uid") is not None:
+        got["uid"] = int(setup["uid"])
+    return got
+
+
+def _bind(source, target):
+    _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None))
+
+
+def _expose(roots):
+    """Make ``roots`` reachable for the job uid when an ancestor is closed to others.
+
+    A Python installed under ``/root`` (mode 0700) would leave programs unable to import the
+    standard library once they drop to their uid. In this private mount namespace, the highest
+    such ancestor is covered with an empty tmpfs (hiding the rest of it, e.g. ``/root/.ssh``) and
+    the roots are bound back at their own paths, so every module path stays valid.
+    """
+    real = sorted({os.path.realpath(root) for root in roots})
+    real = [r for r in real if not any(r != o and r.startswith(o + "/") for o in real)]
+    closed = {}
+    for root in real:
+        parts = root.split("/")
+        for depth in range(2, len(parts)):
+            ancestor = "/".join(parts[:depth])
+            if not os.stat(ancestor).st_mode & 0o001:
+                closed.setdefault(ancestor, []).append(root)
+                break
+    for ancestor, inner in closed.items():
+        staged = []
+        for k, root in enumerate(inner):
+            stage = os.path.join(JOB_DIR_ROOT, f".stage-{k}")
+            os.makedirs(stage)
+            _bind(root, stage)
+            staged.append((stage, root))
+        _check(_libc.mount(b"tmpfs", ancestor.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755"))
+        for stage, root in staged:
+            os.makedirs(root, mode=0o755, exist_ok=True)
+            _bind(stage, root)
+            _check(_libc.umount2(stage.encode(), MNT_DETACH))
+            os.rmdir(stage)
+
+
+class Server:
+    def __init__(self, sock, setup):
+        self.sock = sock
+        self.setup = setup
+        self.pid = os.getpid()
+        _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+        self.hello = _isolate(setup)
+        self.uid = self.hello["uid"]
+        self.job_root = JOB_DIR_ROOT if self.hello["private_tmp"] else None
+        self.env = dict(setup["env"])
+        sys.meta_path.append(AllowListFinder(setup["module_locations"]))
+        sys.dont_write_bytecode = True
+        failed = []
+        for name in setup["preload"]:
+            try:
+                __import__(name)
+            except Exception as exc:  # a missing optional module must not stop the server
+                failed.append(f"{name}: {exc!r}")
+        self.hello["preload_failed"] = failed
+        self.preamble = compile(setup["preamble"], "<preamble>", "exec")
+        exec(self.preamble, {"__name__": "warmup"})
+        self._sweep()
+        self._reap_all(deadline=time.monotonic() + 5)
+        self.hello["pid"] = self.pid
+        # Objects alive now are shared copy-on-write with every child; keep the collector off them.
+        gc.collect()
+        gc.freeze()
+
+    # -- per job -----------------------------------------------------------------------------
+
+    def run(self, job):
+        workdir = self._make_workdir()
+        fds = {name: os.memfd_create(name, os.MFD_CLOEXEC) for name in FDS}
+        try:
+            data = job.get("stdin", "").encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fds["stdin"], view) :]
+            os.lseek(fds["stdin"], 0, os.SEEK_SET)
+            limit = float(job["time_limit"])
+            start = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                code = 71
+                try:
+                    code = self._child(job, fds, workdir)
+                finally:
+                    os._exit(code)
+            timed_out = not _wait_exit(pid, limit)
+            if timed_out:
+                self._kill_job(pid)
+            _, status, usage = os.wait4(pid, 0)
+            wall = time.monotonic() - start
+            leftovers = self._finish_descendants(pid)
+            return self._collect(fds, status, usage, wall, timed_out, leftovers)
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+            self._clean(workdir)
+
+    def _make_workdir(self):
+        root = self.job_root
+        path = os.path.join(root, "job") if root else _mkdtemp()
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        if self.uid is not None:
+            os.chown(path, self.uid, self.uid)
+        os.chmod(path, 0o700)
+        return path
+
+    def _clean(self, workdir):
+        if self.job_root is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return
+        for base in PRIVATE_DIRS:
+            if not os.path.isdir(base):
+                continue
+            for name in os.listdir(base):
+                target = os.path.join(base, name)
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(target)
+                    except OSError:
+                        pass
+
+    def _kill_job(self, pid):
+        if self.uid is not None:
+            self._sweep()
+        else:
+            _kill_tree(pid)
+
+    def _finish_descendants(self, pid):
+        """Kill and reap whatever the job left running; True if anything was left."""
+        try:
+            left, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if self.uid is not None:
+            self._sweep()
+        else:
+            _kill_tree(pid)
+            for child in _children(self.pid):
+                _kill_tree(child)
+        self._reap_all(deadline=time.monotonic() + 10)
+        return True
+
+    def _reap_all(self, deadline):
+        while time.monotonic() < deadline:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                if self.uid is not None:
+                    self._sweep()
+                else:
+                    for child in _children(self.pid):
+                        _kill_tree(child)
+                time.sleep(0.01)
+
+    def _sweep(self):
+        """SIGKILL every process owned by the job uid (the kernel's ``kill(-1)`` as that uid)."""
+        if self.uid is None:
+            return
+        killer = os.fork()
+        if killer == 0:
+            try:
+                os.setresuid(self.uid, self.uid, self.uid)
+                for _ in range(10000):
+                    os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+            os._exit(2)
+        os.waitpid(killer, 0)
+
+    def _collect(self, fds, status, usage, wall, timed_out, leftovers):
+        limit = int(self.setup["output_limit_mb"]) << 20
+        stdout = _read_memfd(fds["stdout"], limit)
+        stderr = _read_memfd(fds["stderr"], limit)
+        result = _read_memfd(fds["result"], limit)
+        return {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "timed_out": timed_out,
+            "wall": wall,
+            "cpu": usage.ru_utime + usage.ru_stime,
+            "stdout": stdout.decode("utf-8", "replace"),
+            "output_truncated": len(stdout) >= limit,
+            "stderr": stderr[-STDERR_TAIL:].decode("utf-8", "replace"),
+            "result": result.decode("utf-8", "replace"),
+            "leftover_processes": leftovers,
+        }
+
+    # -- inside the child -------------------------------------------------------------------
+
+    def _child(self, job, fds, workdir):
+        os.setsid()
+        self.sock.detach()  # its descriptor is closed below with all the others
+        for target, name in enumerate(FDS):
+            os.dup2(fds[name], target, inheritable=True)
+        os.closerange(len(FDS), resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        os.chdir(workdir)
+        self._limit(job)
+        if self.uid is not None:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)
+        _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
+        if os.getppid() != self.pid:
+            return 72
+        os.environ.clear()
+        os.environ.update(self.env, HOME=workdir, TMPDIR=workdir, PWD=workdir)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        nonce = job.pop("nonce")
+        preamble = self.preamble if job.get("preamble") else None
+        self.setup = self.hello = None
+        _fresh_stdio()
+        sys.argv = ["solution.py"]
+        sys.path.insert(0, workdir)
+        return _drive(job, nonce, preamble, workdir)
+
+    def _limit(self, job):
+        cpu = int(float(job["time_limit"])) + 1
+        limits = {
+            resource.RLIMIT_CPU: (cpu, cpu + 1),
+            resource.RLIMIT_AS: (int(self.setup["memory_mb"]) << 20,) * 2,
+            resource.RLIMIT_NPROC: (int(self.setup["max_processes"]),) * 2,
+            resource.RLIMIT_FSIZE: (int(self.setup["output_limit_mb"]) << 20,) * 2,
+            resource.RLIMIT_NOFILE: (int(self.setup["max_open_files"]),) * 2,
+            resource.RLIMIT_CORE: (0, 0),
+        }
+        for which, value in limits.items():
+            resource.setrlimit(which, value)
+
+
+def _mkdtemp():
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="rllm-sandbox-")
+
+
+def _wait_exit(pid, limit):
+    """Wait up to ``limit`` seconds for ``pid`` to exit; True if it did."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(0, int(limit * 1000))))
+    finally:
+        os.close(pidfd)
+
+
+def _children(pid):
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                found.extend(int(p) for p in fh.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _kill_tree(pid):
+    """Best-effort kill of a process, its group and its descendants (used without a private uid)."""
+    for child in _children(pid):
+        _kill_tree(child)
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _read_memfd(fd, limit):
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(fd, min(1 << 20, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _fresh_stdio():
+    sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)
+    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)
+    sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+# -- drivers: what the child runs -------------------------------------------------------------
+
+
+def _report(nonce, status, **fields):
+    data = json.dumps({"nonce": nonce, "status": status, **fields}).encode()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(3, view) :]
+    except OSError:
+        pass
+
+
+def _module(name):
+    module = types.ModuleType(name)
+    module.__dict__["__builtins__"] = builtins
+    sys.modules[name] = module
+    return module.__dict__
+
+
+def _exit_code(exc):
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _error_fields(exc):
+    return {"exception": type(exc).__name__, "message": str(exc)[:500]}
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            return 120
+    return 0
+
+
+def _drive(job, nonce, preamble, workdir):
+    mode = job["mode"]
+    if mode == "pytest":
+        return _drive_pytest(job, nonce, workdir)
+    namespace = _module("__main__" if mode == "script" else "solution")
+    if preamble is not None:
+        exec(preamble, namespace)
+    try:
+        code = compile(job["code"], "solution.py", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as exc:
+        traceback.print_exception(exc)
+        _report(nonce, "compile_error", **_error_fields(exc))
+        return 1
+    try:
+        exec(code, namespace)
+        if mode == "call":
+            _call(job, nonce, namespace)
+        elif mode == "check":
+            _check_program(job, nonce, namespace)
+        else:
+            _report(nonce, "ok")
+    except SystemExit as exc:
+        if mode != "script":
+            _report(nonce, "early_exit")
+        return _exit_code(exc) or _flush()
+    except BaseException as exc:
+        traceback.print_exception(exc)
+        _report(nonce, "runtime_error", **_error_fields(exc))
+        _flush()
+        return 1
+    return _flush()
+
+
+def _call(job, nonce, namespace):
+    name = job["func_name"]
+    if "Solution" in namespace and isinstance(namespace["Solution"], type):
+        target = getattr(namespace["Solution"](), name, None)
+    else:
+        target = namespace.get(name)
+    if not callable(target):
+        _report(nonce, "missing_function", message=f"no callable {name!r} in the program")
+        return
+    value = target(*json.loads(job["args"]))
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        payload = json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        _report(nonce, "unserializable", message=repr(value)[:500])
+        return
+    _report(nonce, "ok", value=payload)
+
+
+def _check_program(job, nonce, namespace):
+    try:
+        test = compile(job["test_code"], "test.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        _report(nonce, "test_error", **_error_fields(exc))
+        return
+    try:
+        exec(test, namespace)
+    except AssertionError as exc:
+        traceback.print_exception(exc)
+        _report(nonce, "wrong", **_error_fields(exc))
+        return
+    _report(nonce, "ok")
+
+
+def _drive_pytest(job, nonce, workdir):
+    with open(os.path.join(workdir, "solution.py"), "w", encoding="utf-8") as fh:
+        fh.write(job["code"])
+    with open(os.path.join(workdir, "test_solution.py"), "w", encoding="utf-8") as fh:
+        fh.write(job["test_code"])
+    try:
+        import pytest
+
+        args = ["-q", "-x", "-p", "no:cacheprovider", "--rootdir", workdir, "-o", "addopts=", "test_solution.py"]
+        code = int(pytest.main(args))
+    except SystemExit as exc:
+        _report(nonce, "early_exit")
+        return _exit_code(exc) or 1
+    except BaseException as exc:
+        traceback.print_exception(exc)
+        _report(nonce, "runtime_error", **_error_fields(exc))
+        return 1
+    status = {0: "ok", 1: "wrong", 5: "test_error"}.get(code, "runtime_error")
+    _report(nonce, status, pytest_exit_code=code)
+    return _flush()
+
+
+def main():
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    setup = recv_msg(sock)
+    if setup is None:
+        return
+    server = Server(sock, setup)
+    send_msg(sock, server.hello)
+    while True:
+        job = recv_msg(sock)
+        if job is None:
+            return
+        send_msg(sock, server.run(job))
+
+
+if __name__ == "__main__":
+    main()
