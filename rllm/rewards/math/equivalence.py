@@ -40,6 +40,7 @@ MIN_ROUNDED_DIGITS = 3
 _DECIMAL = re.compile(r"-?(\d*)\.(\d+)")
 _BASED = re.compile(r"([0-9A-Za-z]+)_\{?(\d+)\}?")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z ]*")
+_PLAIN_VARIABLE = re.compile(r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?")
 _INEQUALITIES = {"<", ">", "\\le", "\\ge"}
 
 
@@ -114,6 +115,9 @@ class _Comparator:
         self.oracle = oracle
         self.percent = pred_percent or gold_percent
         self.needs_sets = False
+        # Structural matching may ask the same scalar question several times; symbolic answers
+        # are expensive, so each pair is decided once.
+        self._decided: dict[tuple[str, str], bool] = {}
 
     # Lists of items -------------------------------------------------------------------------
 
@@ -134,7 +138,8 @@ class _Comparator:
                     self.items(x, y) for x, y in zip(group.items, many, strict=True)
                 )
             if len(one) == 1 and isinstance(one[0], Relation) and set(one[0].ops) <= _INEQUALITIES:
-                self.needs_sets = True
+                interval = _interval_of(one[0])
+                self.needs_sets |= interval is None or not _PLAIN_VARIABLE.fullmatch(interval[0])
         return self.unordered(a, b)
 
     def unordered(self, a: tuple, b: tuple) -> bool:
@@ -212,8 +217,8 @@ class _Comparator:
             return self.equations(x, y)
         a, b = _interval_of(x), _interval_of(y)
         if a is not None and b is not None:
-            if a[0] == b[0] and self.intervals(a[1:], b[1:]):
-                return True
+            if a[0] == b[0]:
+                return self.intervals(a[1:], b[1:])
             self.needs_sets = True
             return False
         return _oriented(x) == _oriented(y) or (
@@ -262,7 +267,9 @@ class _Comparator:
         bounds = (group.items[0], group.opener == "[", group.items[1], group.closer == "]")
         if self.intervals(interval[1:], bounds):
             return True
-        self.needs_sets = True
+        # Over a plain variable the interval is the whole answer; over |x| or x^2 it still has to
+        # be solved for x.
+        self.needs_sets |= not _PLAIN_VARIABLE.fullmatch(interval[0])
         return False
 
     def intervals(self, a: tuple, b: tuple) -> bool:
@@ -273,6 +280,12 @@ class _Comparator:
     def scalars(self, a: str, b: str) -> bool:
         if a == b:
             return True
+        key = (a, b)
+        if key not in self._decided:
+            self._decided[key] = self._decided[(b, a)] = self._scalars_or_percent(a, b)
+        return self._decided[key]
+
+    def _scalars_or_percent(self, a: str, b: str) -> bool:
         if self._scalars(a, b):
             return True
         if self.percent:

@@ -115,6 +115,9 @@ def grade_math(
     return {"score": float(incorrect_reward), "acc": False, "reason": reason, "extracted": answer}
 
 
-def warm_up() -> None:
-    """Start a symbolic worker now, so the first check that needs sympy does not wait for it."""
-    default_pool().start()
+def warm_up(wait: bool = False) -> None:
+    """Start a symbolic worker now, so the first check that needs sympy does not wait for it.
+
+    With ``wait``, block until it is ready (about a second: the import of sympy).
+    """
+    default_pool().start(wait)

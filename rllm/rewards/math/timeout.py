@@ -69,10 +69,16 @@ class _Worker:
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
 
-    def call(self, op: str, args: list, timeout: float) -> Any:
+    def wait_ready(self) -> None:
         if not self.ready:
-            self._read_line(time.monotonic() + STARTUP_TIMEOUT)
+            try:
+                self._read_line(time.monotonic() + STARTUP_TIMEOUT)
+            except CheckTimeout as error:
+                raise WorkerFailed("the symbolic worker did not start") from error
             self.ready = True
+
+    def call(self, op: str, args: list, timeout: float) -> Any:
+        self.wait_ready()
         try:
             self.process.stdin.write((json.dumps({"op": op, "args": args}) + "\n").encode())
             self.process.stdin.flush()
@@ -105,12 +111,25 @@ class WorkerPool:
         self._count = 0
         self._available = threading.Condition()
 
-    def start(self) -> None:
-        """Start one worker now so its sympy import overlaps with other work."""
+    def start(self, wait: bool = False) -> None:
+        """Start one worker now so its sympy import overlaps with other work.
+
+        With ``wait``, return only once a worker is ready (raises WorkerFailed if it cannot start).
+        """
         with self._available:
             if self._count == 0:
                 self._idle.append(_Worker())
                 self._count += 1
+            if not wait or not self._idle:
+                return
+            worker = self._idle.pop()
+        try:
+            worker.wait_ready()
+        except WorkerFailed:
+            worker.kill()
+            self._release(None)
+            raise
+        self._release(worker)
 
     def _acquire(self) -> _Worker:
         with self._available:
