@@ -441,60 +441,70 @@ def update_policy(
 ) -> dict[str, float]:
     """``ppo_epochs`` passes of mini-batch updates over ``rollout``; returns averaged metrics.
 
-    Each mini-batch (``mini_batch_size * n`` rows, whole groups) is one optimizer step; its
-    micro-batches' losses are normalised by the mini-batch's loss-token count, so the accumulated
-    gradient is the token-mean over the mini-batch however it is split.
+    Each mini-batch (``mini_batch_size * n`` rows, whole groups, in order) is one optimizer step
+    on the accumulated gradient of :func:`accumulate_gradients`, clipped to ``grad_clip``.
     """
-    loss_config = config.loss
-    actor = loss_config.actor_config()
+    actor = config.loss.actor_config()
     params = [p for p in model.parameters() if p.requires_grad]
     rows_per_mini = config.mini_batch_size * config.n  # type: ignore[operator]
     totals: dict[str, list[float]] = defaultdict(list)
     for _ in range(config.ppo_epochs):
-        for mini_start in range(0, rollout.input_ids.shape[0], rows_per_mini):
-            mini_stop = mini_start + rows_per_mini
-            num_tokens = rollout.loss_mask[mini_start:mini_stop].sum().item()
-            if num_tokens == 0:  # nothing sampled to learn from (every token forced)
-                continue
+        for start in range(0, rollout.input_ids.shape[0], rows_per_mini):
             optimizer.zero_grad(set_to_none=True)
-            mini_loss = 0.0
-            for start in range(mini_start, mini_stop, config.micro_batch_size):
-                rows = rollout.rows(start, min(start + config.micro_batch_size, mini_stop))
-                log_probs = response_log_probs(
-                    model,
-                    rows["input_ids"],
-                    rows["attention_mask"],
-                    rollout.response_width,
-                    config.temperature,
-                )
-                loss, metrics = grpo_loss(
-                    log_probs,
-                    rows["old_log_probs"],
-                    rows["advantages"],
-                    rows["loss_mask"],
-                    batch_num_tokens=num_tokens,
-                    config=loss_config,
-                    actor=actor,
-                    ref_log_probs=rows["ref_log_probs"],
-                )
-                loss.backward()
-                mini_loss += loss.item()
-                for key in ("pg_clipfrac", "pg_clipfrac_lower", "ppo_kl"):
-                    totals[key].append(metrics[key])
-                if "kl_loss" in metrics:
-                    totals["kl_loss_part"].append(metrics["kl_loss"])
+            metrics = accumulate_gradients(model, rollout, start, start + rows_per_mini, config, actor)
+            if not metrics:  # every token of the mini-batch was forced: nothing to learn from
+                continue
             grad_norm = torch.nn.utils.clip_grad_norm_(params, config.grad_clip).item()
             if math.isfinite(grad_norm):  # as verl: a non-finite gradient skips the step
                 optimizer.step()
-            totals["loss"].append(mini_loss)
-            totals["grad_norm"].append(grad_norm)
-            totals["skipped_steps"].append(float(not math.isfinite(grad_norm)))
-    metrics = {f"actor/{k}": float(np.mean(v)) for k, v in totals.items() if k != "kl_loss_part"}
-    if totals["kl_loss_part"]:  # each part is normalised by its mini-batch: parts sum to the mini-batch's KL
-        updates = len(totals["loss"])
-        metrics["actor/kl_loss"] = float(np.sum(totals["kl_loss_part"]) / max(1, updates))
+            metrics |= {"grad_norm": grad_norm, "skipped_steps": float(not math.isfinite(grad_norm))}
+            for key, value in metrics.items():
+                totals[key].append(value)
+    metrics = {f"actor/{key}": float(np.mean(values)) for key, values in totals.items()}
     metrics["actor/optimizer_steps"] = float(len(totals["loss"]) - sum(totals["skipped_steps"]))
     return metrics
+
+
+def accumulate_gradients(
+    model: Any, rollout: Rollout, start: int, stop: int, config: TrainConfig, actor: Any = None
+) -> dict[str, float]:
+    """Backward the GRPO loss of rows ``start:stop`` (one mini-batch) in micro-batches of
+    ``micro_batch_size`` rows, adding to the parameters' ``.grad``.
+
+    Every micro-batch's loss is its token *sum* over the mini-batch's loss-token count, so the
+    accumulated gradient is that of the token-mean over the whole mini-batch, however it is split
+    (not a mean of per-micro-batch means, which over-weights tokens of short micro-batches).
+    Returns the mini-batch's loss, KL loss and token-weighted clip metrics; ``{}`` if it has no
+    loss tokens.
+    """
+    num_tokens = rollout.loss_mask[start:stop].sum().item()
+    if num_tokens == 0:
+        return {}
+    totals: dict[str, float] = defaultdict(float)
+    for micro in range(start, min(stop, rollout.input_ids.shape[0]), config.micro_batch_size):
+        rows = rollout.rows(micro, min(micro + config.micro_batch_size, stop))
+        log_probs = response_log_probs(
+            model, rows["input_ids"], rows["attention_mask"], rollout.response_width, config.temperature
+        )
+        loss, metrics = grpo_loss(
+            log_probs,
+            rows["old_log_probs"],
+            rows["advantages"],
+            rows["loss_mask"],
+            batch_num_tokens=num_tokens,
+            config=config.loss,
+            actor=actor,
+            ref_log_probs=rows["ref_log_probs"],
+        )
+        loss.backward()
+        totals["loss"] += loss.item()
+        totals["pg_loss"] += metrics["pg_loss"]
+        weight = rows["loss_mask"].sum().item() / num_tokens  # clip metrics are micro-batch token means
+        for key in ("pg_clipfrac", "pg_clipfrac_lower", "ppo_kl"):
+            totals[key] += weight * metrics[key]
+        if "kl_loss" in metrics:
+            totals["kl_loss"] += metrics["kl_loss"]  # already normalised by the mini-batch's tokens
+    return dict(totals)
 
 
 # --------------------------------------------------------------------------- metrics
