@@ -1,0 +1,1 @@
+"""Training: the verl plugin for multi-GPU clusters and a single-device GRPO loop."""
