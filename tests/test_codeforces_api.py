@@ -24,7 +24,7 @@ import pytest
 from rllm.codeforces.api import CodeforcesClient, RetryPolicy
 from rllm.codeforces.cache import ResponseCache
 from rllm.codeforces.cli import prefetch_main, rate_main
-from rllm.codeforces.contest import contest_calls
+from rllm.codeforces.contest import contest_calls, parse_contest
 from rllm.codeforces.elo import expected_seed
 from rllm.codeforces.errors import ApiError, CacheMissError, CodeforcesError
 
@@ -208,6 +208,14 @@ def test_a_wrong_api_base_is_reported_without_retries(server, tmp_path):
     assert server.count() == 1
 
 
+def test_a_malformed_api_base_is_final(tmp_path):
+    api = CodeforcesClient(ResponseCache(tmp_path), "127.0.0.1/api", policy=FAST)
+    with pytest.raises(
+        ApiError, match=r"cannot call 127.0.0.1/api/contest.standings \(MissingSchema.*check --api-base"
+    ):
+        api.call(*STANDINGS)
+
+
 def test_unreachable_server_fails_after_retries(tmp_path):
     api = CodeforcesClient(ResponseCache(tmp_path), "http://127.0.0.1:9/api", policy=FAST)
     with pytest.raises(ApiError, match=r"failed 4 times; last: ConnectionError"):
@@ -228,11 +236,20 @@ def test_a_failed_write_leaves_the_old_cache_entry_intact(tmp_path, monkeypatch)
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(
+        CodeforcesError, match=r"cannot write the cache file .*: disk full; pass a writable --cache-dir"
+    ):
         cache.store(*STANDINGS, {"status": "OK", "result": {"new": True}})
     monkeypatch.undo()
     assert cache.load(*STANDINGS) == {"old": True}
     assert len(list(tmp_path.iterdir())) == 1  # the temporary file was removed
+
+
+def test_an_unwritable_cache_is_a_clear_error(server, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(CodeforcesError, match=r"cannot write the cache file .*file/cache/contest.standings"):
+        client(server, blocker / "cache").call(*STANDINGS)
 
 
 def test_a_corrupt_cache_file_is_named(tmp_path):
@@ -240,6 +257,20 @@ def test_a_corrupt_cache_file_is_named(tmp_path):
     cache.path(*STANDINGS).write_bytes(b"not gzip")
     with pytest.raises(CodeforcesError, match=r"contest.standings_contestId=1001.*unreadable.*delete it"):
         cache.load(*STANDINGS)
+
+
+def test_contest_parsing_keeps_handles_with_a_rating_change():
+    data = parse_contest(
+        1001, fixture_result("contest.standings", 1001), fixture_result("contest.ratingChanges", 1001)
+    )
+    assert len(data.rows) == len(data.old_ratings) == 239  # 244 rows, 5 unrated; 3 changes without a row
+    assert data.problem_points == {"A": 500.0, "B": 1000.0, "C": 1500.0, "D": 2000.0}
+    icpc = parse_contest(
+        1002, fixture_result("contest.standings", 1002), fixture_result("contest.ratingChanges", 1002)
+    )
+    assert set(icpc.problem_points.values()) == {None}
+    with pytest.raises(ApiError, match=r"contest 5: malformed API response \(KeyError: 'rows'\)"):
+        parse_contest(5, {"problems": []}, [])
 
 
 # --- the commands --------------------------------------------------------------------------
@@ -405,3 +436,19 @@ def test_the_script_runs_and_reports_errors_without_a_traceback(server, tmp_path
         bad.stderr.strip()
         == f"cf_elo_calc.py: error: results file {results}, problem 1003B: score 3 is not 0 or 1"
     )
+
+
+def test_module_entry_point_runs_both_commands(server, tmp_path):
+    def module(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "rllm.codeforces", *args], capture_output=True, text=True
+        )
+
+    usage = module()
+    assert usage.returncode == 2 and "usage: python -m rllm.codeforces {rate,prefetch}" in usage.stderr
+    cache = str(tmp_path / "cache")
+    fetched = module("prefetch", "--metadata", str(FIXTURES / "metadata.json"), "--api-base", server.api_base,
+                     "--cache-dir", cache, "--min-interval", "0")  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    rated = module("rate", *rate_args(server, tmp_path / "cache", "--offline"))
+    assert rated.returncode == 0 and "2 used, 1 skipped" in rated.stdout

@@ -38,6 +38,14 @@ class RetryPolicy:
     min_interval: float = 2.0
 
 
+_TRANSIENT_ERRORS = (
+    requests.Timeout,
+    requests.ConnectionError,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
+
 class _Retryable(Exception):
     """A failure worth another attempt."""
 
@@ -103,8 +111,13 @@ class CodeforcesClient:
         """One HTTP call: the OK body, or :class:`_Retryable`, or :class:`ApiError` if final."""
         try:
             response = self._session.get(url, params=params, timeout=self.policy.timeout)
-        except (requests.Timeout, requests.ConnectionError) as err:
+        except _TRANSIENT_ERRORS as err:
             raise _Retryable(f"{type(err).__name__}: {err}") from None
+        except requests.RequestException as err:
+            # A malformed URL, a bad scheme, a redirect loop: no retry can fix those.
+            raise ApiError(
+                f"{described}: cannot call {url} ({type(err).__name__}: {err}); check --api-base"
+            ) from None
         try:
             body = response.json()
         except ValueError:
@@ -120,6 +133,6 @@ class CodeforcesClient:
         comment = str(body.get("comment", ""))
         if status == 200 and body.get("status") == "OK" and "result" in body:
             return body
-        if transient or "limit" in comment.lower():
+        if transient or "call limit" in comment.lower():
             raise _Retryable(f"HTTP {status}: {comment or body.get('status')}")
         raise ApiError(f"{described}: Codeforces refused the call (HTTP {status}): {comment or body}")

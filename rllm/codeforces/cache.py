@@ -10,6 +10,7 @@ mirror and the public API share a cache.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -48,7 +49,7 @@ class ResponseCache:
         try:
             with gzip.open(path, "rt", encoding="utf-8") as file:
                 body = json.load(file)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecodeError) as err:
             raise CodeforcesError(
@@ -59,19 +60,33 @@ class ResponseCache:
         return body["result"]
 
     def store(self, method: str, params: dict[str, str], body: dict[str, Any]) -> None:
-        """Atomically write ``body`` (the full response) as the answer to ``method`` with ``params``."""
+        """Atomically write ``body`` (the full response) as the answer to ``method`` with ``params``.
+
+        Raises :class:`CodeforcesError` when the cache directory cannot be written.
+        """
         path = self.path(method, params)
-        self.root.mkdir(parents=True, exist_ok=True)
         payload = gzip.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), mtime=0)
         # A unique name in the same directory (so the rename is atomic), opened exclusively; unlike
         # mkstemp's private 0600 files, the umask applies, so a copied or shared cache stays readable.
         temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
+            self.root.mkdir(parents=True, exist_ok=True)
             with open(temp, "xb") as file:
                 file.write(payload)
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temp, path)
+        except OSError as err:
+            _discard(temp)
+            raise CodeforcesError(
+                f"cannot write the cache file {path}: {err}; pass a writable --cache-dir"
+            ) from None
         except BaseException:
-            temp.unlink(missing_ok=True)
+            _discard(temp)
             raise
+
+
+def _discard(temp: Path) -> None:
+    # Cleanup must not mask the error being raised; a leftover never shadows a real entry.
+    with contextlib.suppress(OSError):
+        temp.unlink()

@@ -54,7 +54,8 @@ def parse_contest(contest_id: int, standings: Any, rating_changes: Any) -> Conte
                 old_ratings.append(old_rating[handle])
     except (KeyError, IndexError, TypeError) as err:
         raise ApiError(
-            f"contest {contest_id}: the API response lacks {err!r}; delete its cached files and fetch again"
+            f"contest {contest_id}: malformed API response ({type(err).__name__}: {err}); "
+            "delete its cached files and fetch again"
         ) from None
     return ContestData(contest_id, problem_points, rows, old_ratings)
 

@@ -66,7 +66,7 @@ def model_score(
             penalty += WRONG_ATTEMPT_PENALTY * first_pass
         else:
             points += max(0, value - WRONG_ATTEMPT_POINTS * first_pass)
-    return ModelResult(Score(float(points), penalty), solved)
+    return ModelResult(Score(points, penalty), solved)
 
 
 def beats(model: Score, row: Score) -> bool:
@@ -82,6 +82,8 @@ def model_rank(rows: Sequence[Score], model: Score) -> int:
 
     The model takes the place of the first row it beats: rank ``k + 1`` when that row is
     ``rows[k]``, so rank 1 beats everybody; a model that beats nobody ranks ``len(rows) + 1``.
+    (The original script used ``k``, the 0-based position, and ``len(rows)`` for beating nobody:
+    one place too good, which raised every per-contest rating slightly.)
     """
     return next((k + 1 for k, row in enumerate(rows) if beats(model, row)), len(rows) + 1)
 

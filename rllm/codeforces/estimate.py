@@ -119,8 +119,6 @@ def estimate_rating(
     estimate is the plain mean of the per-contest ratings, and its percentile that of the mean.
     Raises :class:`CodeforcesError` when every contest is skipped.
     """
-    if pass_n < 1:
-        raise InputError(f"--pass_n must be at least 1, got {pass_n}")
     rated: list[ContestRating] = []
     skipped: list[SkippedContest] = []
     contests = tqdm(
