@@ -24,7 +24,9 @@ from pathlib import Path
 from rllm.rewards.code import SandboxConfig, close_pools, grade_code, grade_code_batch
 from rllm.rewards.code.sandbox.preamble import PREAMBLE
 
-DEFAULT_CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "graders" / "leetcode_cases.jsonl"
+DEFAULT_CASES = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "graders" / "leetcode_cases.jsonl"
+)
 
 
 def load(path: Path, limit: int | None) -> list[dict]:

@@ -9,4 +9,12 @@ from .formats import FORMATS, FormatSpec
 from .grader import grade_code, grade_code_batch
 from .sandbox import SandboxConfig, close_pools
 
-__all__ = ["FORMATS", "FormatSpec", "SandboxConfig", "close_pools", "extract_code", "grade_code", "grade_code_batch"]
+__all__ = [
+    "FORMATS",
+    "FormatSpec",
+    "SandboxConfig",
+    "close_pools",
+    "extract_code",
+    "grade_code",
+    "grade_code_batch",
+]

@@ -52,11 +52,15 @@ def _case_job(case: TestCase, code: str, time_limit: float) -> dict:
 def _detail(index: int, verdict: Verdict, run: RunResult | None) -> dict:
     detail = {"index": index, "passed": verdict.passed, "reason": verdict.reason, "message": verdict.message}
     if run is not None:
-        detail.update(time=round(run.wall, 4), cpu=round(run.cpu, 4), exit_code=run.exit_code, signal=run.signal)
+        detail.update(
+            time=round(run.wall, 4), cpu=round(run.cpu, 4), exit_code=run.exit_code, signal=run.signal
+        )
     return detail
 
 
-def _grade(server: ForkServer, problem: Problem, code: str, spec: FormatSpec, time_limit: float) -> list[dict]:
+def _grade(
+    server: ForkServer, problem: Problem, code: str, spec: FormatSpec, time_limit: float
+) -> list[dict]:
     """Per-test details, stopping at the first failure."""
     details = []
     if problem.kind == CASES:
@@ -118,7 +122,9 @@ def grade_code(
     spec = FORMATS.get(code_format)
     if spec is None:
         known = ", ".join(sorted(FORMATS))
-        return _result(False, "format_error", f"unknown code format {code_format!r} (known: {known})", *rewards, tests=[])
+        return _result(
+            False, "format_error", f"unknown code format {code_format!r} (known: {known})", *rewards, tests=[]
+        )
     code = extract_code(solution_str)
     if code is None:
         return _result(False, "no_code", "no fenced code block in the response", *rewards, tests=[])
@@ -176,4 +182,3 @@ def grade_code_batch(
 
     with ThreadPoolExecutor(max_workers=config.worker_count) as executor:
         return list(executor.map(one, tasks))
-

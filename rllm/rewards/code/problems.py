@@ -131,10 +131,15 @@ def _inputs_outputs(tests: dict, fmt: str, extra_info: dict | None) -> list[Test
     func_name = _func_name_from(tests, extra_info)
     if func_name:
         return [
-            TestCase(i, "call", args=_json_lines(x), expected=_json_value(y), func_name=func_name, unwrap_list=True)
+            TestCase(
+                i, "call", args=_json_lines(x), expected=_json_value(y), func_name=func_name, unwrap_list=True
+            )
             for i, (x, y) in enumerate(zip(inputs, outputs, strict=True))
         ]
-    return [TestCase(i, "stdio", stdin=_text(x), expected=_text(y)) for i, (x, y) in enumerate(zip(inputs, outputs, strict=True))]
+    return [
+        TestCase(i, "stdio", stdin=_text(x), expected=_text(y))
+        for i, (x, y) in enumerate(zip(inputs, outputs, strict=True))
+    ]
 
 
 def _records(tests: list, fmt: str, extra_info: dict | None) -> list[TestCase]:
@@ -150,7 +155,9 @@ def _records(tests: list, fmt: str, extra_info: dict | None) -> list[TestCase]:
         if functional:
             name = _func_name_from(test, None) or func_name
             if not name:
-                raise GroundTruthError(f"{fmt}: functional test {i} without a function name (metadata.func_name)")
+                raise GroundTruthError(
+                    f"{fmt}: functional test {i} without a function name (metadata.func_name)"
+                )
             cases.append(
                 TestCase(
                     i,

@@ -43,7 +43,9 @@ def _signal_name(number: int) -> str:
 def _failure(run: RunResult, report: dict | None) -> Verdict | None:
     """The verdict if the run failed before its output could be judged, else None."""
     if run.timed_out or run.signal == signal.SIGXCPU:
-        return Verdict(False, "timeout", f"time limit exceeded after {run.wall:.2f} s wall / {run.cpu:.2f} s CPU")
+        return Verdict(
+            False, "timeout", f"time limit exceeded after {run.wall:.2f} s wall / {run.cpu:.2f} s CPU"
+        )
     if run.output_truncated or run.signal == signal.SIGXFSZ:
         return Verdict(False, "output_limit", "output or file size limit exceeded")
     status = report.get("status") if report else None
@@ -56,7 +58,9 @@ def _failure(run: RunResult, report: dict | None) -> Verdict | None:
     if status == "test_error":
         return Verdict(False, "format_error", f"the test program is invalid: {report.get('message')}")
     if status in ("runtime_error", "missing_function"):
-        return Verdict(False, "runtime_error", f"{report.get('exception', '')}: {report.get('message')}".lstrip(": "))
+        return Verdict(
+            False, "runtime_error", f"{report.get('exception', '')}: {report.get('message')}".lstrip(": ")
+        )
     if status == "early_exit":
         return Verdict(False, "runtime_error", "the program exited before the tests finished")
     if run.exit_code != 0:
@@ -76,16 +80,23 @@ def judge_case(case: TestCase, run: RunResult, nonce: str, float_tolerance: floa
             return Verdict(True, "correct")
         return Verdict(False, "wrong", f"expected {case.expected[:PREVIEW]!r}, got {run.stdout[:PREVIEW]!r}")
     if report is None:
-        return Verdict(False, "runtime_error", "no completion report: the program ended the interpreter early")
+        return Verdict(
+            False, "runtime_error", "no completion report: the program ended the interpreter early"
+        )
     if report.get("status") == "unserializable":
         return Verdict(False, "wrong", f"returned a value that is not JSON data: {report.get('message')}")
     value: Any = json.loads(report["value"])
     expected = case.expected
     if values_match(value, expected, float_tolerance) or (
-        case.unwrap_list and isinstance(expected, list) and len(expected) == 1 and values_match(value, expected[0], float_tolerance)
+        case.unwrap_list
+        and isinstance(expected, list)
+        and len(expected) == 1
+        and values_match(value, expected[0], float_tolerance)
     ):
         return Verdict(True, "correct")
-    return Verdict(False, "wrong", f"expected {json.dumps(expected)[:PREVIEW]}, got {report['value'][:PREVIEW]}")
+    return Verdict(
+        False, "wrong", f"expected {json.dumps(expected)[:PREVIEW]}, got {report['value'][:PREVIEW]}"
+    )
 
 
 def judge_program(run: RunResult, nonce: str) -> Verdict:
@@ -95,9 +106,14 @@ def judge_program(run: RunResult, nonce: str) -> Verdict:
     if failure:
         return failure
     if report is None:
-        return Verdict(False, "runtime_error", "no completion report: the program ended the interpreter early")
+        return Verdict(
+            False, "runtime_error", "no completion report: the program ended the interpreter early"
+        )
     if report.get("status") == "wrong":
-        message = report.get("message") or f"pytest exit code {report.get('pytest_exit_code', 1)}"
+        failed = [line for line in run.stdout.splitlines() if line.startswith("FAILED ")]
+        message = (
+            report.get("message") or report.get("exception") or (failed[0] if failed else "pytest failure")
+        )
         return Verdict(False, "wrong", f"a test failed: {message}"[:PREVIEW])
     if report.get("status") != "ok":
         return Verdict(False, "runtime_error", f"unexpected report {report.get('status')!r}")

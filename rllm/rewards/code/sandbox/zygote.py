@@ -475,6 +475,7 @@ def _drive(job, nonce, preamble, workdir):
     namespace = _module("__main__" if mode == "script" else "solution")
     if preamble is not None:
         exec(preamble, namespace)
+    provided = dict(namespace)
     try:
         code = compile(job["code"], "solution.py", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as exc:
@@ -484,7 +485,7 @@ def _drive(job, nonce, preamble, workdir):
     try:
         exec(code, namespace)
         if mode == "call":
-            _call(job, nonce, namespace)
+            _call(job, nonce, namespace, provided)
         elif mode == "check":
             _check_program(job, nonce, namespace)
         else:
@@ -501,10 +502,14 @@ def _drive(job, nonce, preamble, workdir):
     return _flush()
 
 
-def _call(job, nonce, namespace):
+def _call(job, nonce, namespace, provided):
+    """Call the program's ``func_name`` (a ``Solution`` method if the class exists); a name the
+    program did not define itself (``add`` from the preamble's ``operator``) does not count."""
     name = job["func_name"]
     if "Solution" in namespace and isinstance(namespace["Solution"], type):
         target = getattr(namespace["Solution"](), name, None)
+    elif name in provided and namespace.get(name) is provided[name]:
+        target = None
     else:
         target = namespace.get(name)
     if not callable(target):
@@ -544,7 +549,17 @@ def _drive_pytest(job, nonce, workdir):
     try:
         import pytest
 
-        args = ["-q", "-x", "-p", "no:cacheprovider", "--rootdir", workdir, "-o", "addopts=", "test_solution.py"]
+        args = [
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            workdir,
+            "-o",
+            "addopts=",
+            "test_solution.py",
+        ]
         code = int(pytest.main(args))
     except SystemExit as exc:
         _report(nonce, "early_exit")

@@ -1,0 +1,256 @@
+"""Hostile programs in the real sandbox: each fails cleanly and leaves the host intact."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+
+from rllm.rewards.code import SandboxConfig, grade_code
+from rllm.rewards.code.sandbox import RunResult, get_pool
+
+# Small limits keep the hostile programs cheap for a shared 2-core machine.
+CONFIG = SandboxConfig(memory_mb=512, max_processes=16, output_limit_mb=4, workers=2)
+ROOT = os.geteuid() == 0
+
+
+def run(code: str, time_limit: float = 2.0, stdin: str = "") -> RunResult:
+    job = {
+        "mode": "script",
+        "code": code,
+        "stdin": stdin,
+        "time_limit": time_limit,
+        "nonce": "n",
+        "preamble": True,
+    }
+    with get_pool(CONFIG).server() as server:
+        return server.run(job)
+
+
+def grade_stdio(code: str, stdin: str = "", expected: str = "ok\n", time_limit: float = 2.0) -> dict:
+    tests = {"inputs": [stdin], "outputs": [expected]}
+    response = f"```python\n{code}\n```"
+    return grade_code("taco", response, json.dumps(tests), timeout_per_test=time_limit, sandbox=CONFIG)
+
+
+def sandbox_uid() -> int | None:
+    with get_pool(CONFIG).server() as server:
+        if not server.isolation:
+            server.run({"mode": "script", "code": "", "time_limit": 1, "nonce": "n"})
+        return server.isolation.get("uid")
+
+
+def processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("Uid:") and int(line.split()[1]) == uid:
+                found.append(int(entry.name))
+    return found
+
+
+def assert_healthy() -> None:
+    """The sandbox still grades a normal program correctly, and no job process survived."""
+    assert grade_stdio("print(input())", stdin="ok\n")["reason"] == "correct"
+    uid = sandbox_uid()
+    if uid is not None:
+        assert processes_of(uid) == []
+
+
+def test_isolation_is_complete_here():
+    """On these machines (root, namespaces allowed) every layer must be active, not degraded."""
+    with get_pool(CONFIG).server() as server:
+        server.run({"mode": "script", "code": "", "time_limit": 1, "nonce": "n"})
+        iso = server.isolation
+    assert iso["network_namespace"] and iso["private_tmp"], iso
+    if ROOT:
+        assert iso["uid"] is not None and iso["uid"] != 0
+
+
+def test_infinite_loop_is_killed_on_time():
+    start = time.monotonic()
+    result = grade_stdio("while True:\n    pass", time_limit=1.0)
+    assert result["reason"] == "timeout" and result["score"] == 0.0
+    assert time.monotonic() - start < 6
+    assert_healthy()
+
+
+def test_sleeping_program_hits_the_wall_clock_not_cpu_limit():
+    start = time.monotonic()
+    result = grade_stdio("import time\ntime.sleep(60)", time_limit=1.0)
+    assert result["reason"] == "timeout"
+    assert time.monotonic() - start < 6
+
+
+def test_fork_bomb_is_contained():
+    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    result = grade_stdio(code, time_limit=1.0)
+    assert result["reason"] in ("timeout", "runtime_error")
+    assert_healthy()
+
+
+def test_process_limit_is_enforced():
+    code = (
+        "import os, time\nn = 0\n"
+        "for _ in range(100):\n"
+        "    try:\n        pid = os.fork()\n    except OSError:\n        break\n"
+        "    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n"
+        "    n += 1\n"
+        "print(n)"
+    )
+    result = run(code, time_limit=5)
+    assert result.exit_code == 0, result.stderr
+    assert 0 < int(result.stdout) < CONFIG.max_processes
+    assert result.leftover_processes
+    assert_healthy()
+
+
+def test_escaped_daemon_is_killed():
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(60)\n    os._exit(0)\n"
+        "print('ok')"
+    )
+    result = grade_stdio(code)
+    assert result["reason"] == "correct"
+    assert_healthy()
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["x = bytearray(2 * 1024**3)", "chunks = []\nwhile True:\n    chunks.append(bytearray(50 * 1024**2))"],
+    ids=["at-once", "gradual"],
+)
+def test_memory_bomb(code):
+    result = grade_stdio(code)
+    assert result["reason"] == "memory_limit", result
+    assert_healthy()
+
+
+def test_huge_output_is_cut():
+    result = grade_stdio("while True:\n    print('x' * 10000)")
+    assert result["reason"] == "output_limit", result
+    assert_healthy()
+
+
+def test_huge_file_is_cut():
+    result = grade_stdio("with open('big', 'wb') as f:\n    while True:\n        f.write(b'x' * 2**20)")
+    assert result["reason"] == "output_limit", result
+
+
+def test_writes_outside_the_temp_dir_do_not_reach_the_host(tmp_path):
+    token = secrets.token_hex(8)
+    targets = [
+        f"/tmp/rllm-hostile-{token}",
+        f"/var/tmp/rllm-hostile-{token}",
+        f"/dev/shm/rllm-hostile-{token}",
+        str(tmp_path / f"hostile-{token}"),
+        str(Path.cwd() / f"hostile-{token}"),
+        f"/etc/rllm-hostile-{token}",
+    ]
+    code = f"for p in {targets!r}:\n    try:\n        open(p, 'w').write('x')\n    except OSError:\n        pass\nprint('ok')"
+    assert grade_stdio(code)["reason"] == "correct"
+    for target in targets:
+        assert not os.path.exists(target), target
+
+
+def test_temp_dir_is_private_and_removed():
+    first = run(
+        "import os\nopen('mark', 'w').write('x')\nopen('/tmp/mark2', 'w').write('x')\nprint(os.getcwd())"
+    )
+    second = run(
+        "import os\nprint(os.path.exists('mark'), os.path.exists('/tmp/mark2'), len(os.listdir('.')))"
+    )
+    assert first.exit_code == 0 and second.stdout.split() == ["False", "False", "0"]
+    assert not os.path.exists(os.path.join(first.stdout.strip(), "mark"))
+
+
+def test_grader_environment_is_not_visible(monkeypatch):
+    secret = secrets.token_hex(16)
+    monkeypatch.setenv("RLLM_TEST_SECRET", secret)
+    code = (
+        "import os\nprint(dict(os.environ))\n"
+        f"for pid in ({os.getpid()}, {os.getppid()}, os.getppid()):\n"
+        "    try:\n        print(open(f'/proc/{pid}/environ').read())\n    except OSError as e:\n        print(e)"
+    )
+    result = run(code)
+    assert result.exit_code == 0, result.stderr
+    assert secret not in result.stdout
+    assert "RLLM_TEST_SECRET" not in result.stdout
+
+
+def test_network_is_unreachable():
+    code = (
+        "import socket\n"
+        "for host in ('1.1.1.1', '127.0.0.1', 'pypi.org'):\n"
+        "    try:\n        socket.create_connection((host, 80), timeout=1)\n        print('connected', host)\n"
+        "    except OSError:\n        print('blocked', host)"
+    )
+    result = run(code, time_limit=5)
+    assert result.exit_code == 0, result.stderr
+    assert "connected" not in result.stdout and result.stdout.count("blocked") == 3
+
+
+def test_killing_the_parent_and_everyone_fails():
+    code = (
+        "import os, signal\n"
+        f"for target in (os.getppid(), {os.getpid()}):\n"
+        "    for kill in (os.kill, os.killpg):\n"
+        "        try:\n            kill(target, signal.SIGKILL)\n        except OSError:\n            pass\n"
+        "os.kill(-1, signal.SIGKILL)\n"
+        "print('ok')"
+    )
+    result = grade_stdio(code)
+    # As its own uid the program can only kill itself (kill -1 includes the caller).
+    assert result["reason"] in ("runtime_error", "correct")
+    assert_healthy()
+
+
+def test_prints_expected_output_but_exits_nonzero():
+    for code in ("print('ok')\nimport sys\nsys.exit(3)", "print('ok')\nraise RuntimeError('late')"):
+        result = grade_stdio(code)
+        assert result["reason"] == "runtime_error" and not result["acc"], result
+
+
+def test_closed_stdout_fails_cleanly():
+    for code in ("import os\nos.close(1)\nprint('ok')", "import sys\nsys.stdout.close()\nprint('ok')"):
+        result = grade_stdio(code)
+        assert result["reason"] == "runtime_error" and not result["acc"], result
+    assert_healthy()
+
+
+LEETCODE_TESTS = json.dumps(
+    {"functional": "def check(candidate):\n    assert candidate(2) == 4\n\ncheck(Solution().double)"}
+)
+
+
+@pytest.mark.parametrize(
+    "trick",
+    [
+        "import os\nos._exit(0)",
+        "import sys\nsys.exit(0)",
+        "raise SystemExit",
+        'import os\nos.write(3, b\'{"status": "ok"}\')\nos._exit(0)',
+        "import os, threading\nthreading.Thread(target=lambda: os._exit(0)).start()\nimport time\ntime.sleep(1)",
+        "import atexit, os\natexit.register(lambda: os._exit(0))\nraise SystemExit(0)",
+    ],
+    ids=["os._exit", "sys.exit", "SystemExit", "forged-report", "exit-from-thread", "atexit"],
+)
+def test_exit_tricks_are_not_success(trick):
+    code = f"class Solution:\n    def double(self, x):\n        return x + 1\n{trick}\n"
+    result = grade_code("leetcode", f"```python\n{code}```", LEETCODE_TESTS, sandbox=CONFIG)
+    assert not result["acc"] and result["score"] == 0.0, result
+
+
+def test_exit_trick_in_stdio_needs_the_right_output():
+    assert grade_stdio("import os\nos._exit(0)")["reason"] == "wrong"
