@@ -36,6 +36,10 @@ from rllm.rewards.math.structure import Group, Labeled, Matrix, Relation, parse_
 
 RELATIVE_TOLERANCE = 1e-9
 MIN_ROUNDED_DIGITS = 3
+# Beyond these sizes answers are compared by exact structure only: no real answer comes close, and
+# a hostile one must not cost seconds.
+MAX_NESTING = 100
+MAX_PAIRINGS = 10_000
 
 _DECIMAL = re.compile(r"-?(\d*)\.(\d+)")
 _BASED = re.compile(r"([0-9A-Za-z]+)_\{?(\d+)\}?")
@@ -61,6 +65,8 @@ def answers_equal(pred: str, gold: str, oracle: Oracle | None = None) -> bool:
         return False
     if p.text == g.text:
         return True
+    if _nesting(p.text) > MAX_NESTING or _nesting(g.text) > MAX_NESTING:
+        return False
     comparator = _Comparator(oracle, p.percent, g.percent)
     pred_items, gold_items = parse_answer(p.text), parse_answer(g.text)
     if comparator.lists(pred_items, gold_items):
@@ -72,6 +78,18 @@ def answers_equal(pred: str, gold: str, oracle: Oracle | None = None) -> bool:
     ):
         return bool(oracle.sets_equal(p.text, g.text))
     return False
+
+
+def _nesting(text: str) -> int:
+    """The deepest bracket nesting in ``text`` (a cheap guard before recursive parsing)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
 
 
 def _has_inequality(items: tuple) -> bool:
@@ -118,6 +136,7 @@ class _Comparator:
         # Structural matching may ask the same scalar question several times; symbolic answers
         # are expensive, so each pair is decided once.
         self._decided: dict[tuple[str, str], bool] = {}
+        self._sampled: dict[str, tuple[bool, tuple] | None] = {}
 
     # Lists of items -------------------------------------------------------------------------
 
@@ -144,6 +163,10 @@ class _Comparator:
 
     def unordered(self, a: tuple, b: tuple) -> bool:
         """Set equality: every element of each side equals some element of the other."""
+        if set(a) == set(b):
+            return True
+        if len(a) * len(b) > MAX_PAIRINGS:
+            return False
         return all(any(self.items(x, y) for y in b) for x in a) and all(
             any(self.items(y, x) for x in a) for y in b
         )
@@ -300,25 +323,38 @@ class _Comparator:
             return _same_based(based_a, a, based_b, b)
         if _is_words(a) or _is_words(b):
             return a.replace(" ", "").lower() == b.replace(" ", "").lower()
-        try:
-            tree_a, tree_b = expr.parse(a), expr.parse(b)
-        except expr.Unsupported:
+        samples_a, samples_b = self._samples(a), self._samples(b)
+        if samples_a is None or samples_b is None:
             return bool(self.oracle and self.oracle.expressions_equal(a, b))
-        free = (expr.variables(tree_a) | expr.variables(tree_b)) - {"e", "i"}
-        if not free:
-            try:
-                va, vb = expr.evaluate(tree_a), expr.evaluate(tree_b)
-            except expr.EvalError:
-                return False
+        (constant_a, values_a), (constant_b, values_b) = samples_a, samples_b
+        if None in values_a or None in values_b:
+            return False
+        if constant_a and constant_b:
+            va, vb = values_a[0], values_b[0]
             return _close(va, vb) or _rounds_to(a, vb) or _rounds_to(b, va)
-        for point in range(expr.POINTS):
+        return all(_close(va, vb) for va, vb in zip(values_a, values_b, strict=True))
+
+    def _samples(self, text: str) -> tuple[bool, tuple] | None:
+        """``(is_constant, values at the sample points)`` of an expression, None if unparsable.
+
+        A value is None where the expression is undefined. Memoised: unordered matching of long
+        lists compares each element with many others.
+        """
+        if text not in self._sampled:
             try:
-                va, vb = expr.evaluate(tree_a, point), expr.evaluate(tree_b, point)
-            except expr.EvalError:
-                return False
-            if not _close(va, vb):
-                return False
-        return True
+                tree = expr.parse(text)
+            except expr.Unsupported:
+                self._sampled[text] = None
+                return None
+            constant = not (expr.variables(tree) - {"e", "i"})
+            values = []
+            for point in range(1 if constant else expr.POINTS):
+                try:
+                    values.append(expr.evaluate(tree, point))
+                except expr.EvalError:
+                    values.append(None)
+            self._sampled[text] = (constant, tuple(values * expr.POINTS if constant else values))
+        return self._sampled[text]
 
 
 def _values(items: tuple) -> tuple:

@@ -161,26 +161,27 @@ class _Parser:
         base = self.postfix()
         if self.peek() == "^":
             self.take()
-            return ("pow", base, self.exponent())
+            return ("pow", base, self.script())
         return base
 
-    def exponent(self) -> Node:
+    def script(self) -> Node:
+        """The argument of ``^`` or ``_``: a braced group or a single character or command."""
         token = self.peek()
         if token == "{":
             return self.group("{")
         if token in ("-", "+"):
             self.take()
-            inner = self.exponent()
+            inner = self.script()
             return ("neg", inner) if token == "-" else inner
         if token is not None and (
             token.isdigit() and len(token) == 1 or token.isalpha() or token.startswith("\\")
         ):
             return self.postfix()
         if token is not None and token.isdigit():
-            # x^23 means x^2 * 3 in LaTeX: only the first digit is the exponent.
+            # x^23 means x^2 * 3 in LaTeX: only the first digit is the script.
             self.tokens[self.pos] = token[1:]
             return ("num", Fraction(int(token[0])))
-        raise Unsupported("bad exponent")
+        raise Unsupported("bad superscript or subscript")
 
     def postfix(self) -> Node:
         node = self.primary()
@@ -296,10 +297,10 @@ class _Parser:
         base = None
         if name == "log" and self.peek() == "_":
             self.take()
-            base = self.argument() if self.peek() == "{" else self.primary()
+            base = self.script()
         if self.peek() == "^":
             self.take()
-            power = self.exponent()
+            power = self.script()
         if self.peek() == "(":
             arg = self.group("(")
         else:

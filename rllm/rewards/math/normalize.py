@@ -96,7 +96,13 @@ _MISSING_BRACES = re.compile(r"\\(frac|sqrt|binom)\s*(?![\s{\[])(\\[a-zA-Z]+|[^\
 _SECOND_ARG = re.compile(r"\\(frac|binom)(\{[^{}]*\})\s*(?!\{)(\\[a-zA-Z]+|[^\\\s])")
 _THOUSANDS_EXPLICIT = re.compile(r"(\d)(?:\{,\}|,\\!\s*)(?=\d{3})")
 _THOUSANDS_WHOLE = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?|-?[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?")
-_TRAILING_UNITS = re.compile(r"^(.*?[\d}a-zA-Z)])\s+((?:[a-zA-Z]+\s+)*[a-zA-Z]+)\s*(?:\^\s*\{?\d\}?)?$")
+_UNIT_POWER = r"(?:\^\s*\{?\s*-?\d\s*\}?)?"
+_ONLY_UNITS_LEFT = re.compile(
+    rf"\s*{_UNIT_POWER}(?:\s*\\(?:{'|'.join(_TEXT_COMMANDS)})\s*\{{[a-zA-Z .~]*\}}{_UNIT_POWER})*\s*[.,;]?\s*"
+)
+_TRAILING_UNITS = re.compile(rf"^(.*?[\d}})])\s+((?:[a-zA-Z]+\s+)*[a-zA-Z]+)\s*{_UNIT_POWER}$")
+# Only a whole answer like 3.3e-10 is E notation; inside an expression 2e-1 may mean 2e - 1.
+_E_NOTATION = re.compile(r"^(-?\d+(?:\.\d+)?)[eE]([-+]?\d+)$")
 _COMMAND_GAP = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z0-9])")
 _WHITESPACE = re.compile(r"\s+")
 
@@ -147,8 +153,8 @@ def _unwrap_text(text: str) -> str:
         # Words in a wrapper after a value and at the very end are a unit or an annotation.
         is_unit = (
             before.strip()
-            and re.fullmatch(r"\s*(?:\^\s*\{?\d\}?)?\s*[.,;]?\s*", after)
-            and re.fullmatch(r"[a-zA-Z][a-zA-Z .]*", content)
+            and _ONLY_UNITS_LEFT.fullmatch(after)
+            and re.fullmatch(r"[a-zA-Z][a-zA-Z .~]*", content)
             and content not in ("and", "or")
         )
         if is_unit:
@@ -160,16 +166,35 @@ def _unwrap_text(text: str) -> str:
 
 
 def _strip_outer_braces(text: str) -> str:
-    while text.startswith("{") and _matching_brace(text, 0) == len(text) - 1:
-        text = text[1:-1].strip()
-    return text
+    """``{{5}}`` -> ``5``; ``{1}+{2}`` is left alone. Linear in the length of ``text``."""
+    closing_of: dict[int, int] = {}
+    openers: list[int] = []
+    for index, char in enumerate(text):
+        if char == "{" and (index == 0 or text[index - 1] != "\\"):
+            openers.append(index)
+        elif char == "}" and openers and text[index - 1] != "\\":
+            closing_of[openers.pop()] = index
+    layers = 0
+    while layers < len(text) // 2 and closing_of.get(layers) == len(text) - 1 - layers:
+        layers += 1
+    return text[layers : len(text) - layers].strip() if layers else text
 
 
 def _drop_trailing_units(text: str) -> str:
     match = _TRAILING_UNITS.match(text)
-    if match and all(word.lower() in _UNIT_WORDS for word in match.group(2).split()):
-        return match.group(1)
+    if not match:
+        return text
+    value, words = match.group(1), match.group(2).split()
+    # One-letter units (m, s, g) only after a digit and in lower case: "M^{6}" is a variable.
+    if all(_is_unit_word(word, after_digit=value[-1].isdigit()) for word in words):
+        return value
     return text
+
+
+def _is_unit_word(word: str, after_digit: bool) -> bool:
+    if len(word) == 1:
+        return after_digit and word in _UNIT_WORDS
+    return word.lower() in _UNIT_WORDS
 
 
 def _add_missing_braces(text: str) -> str:
@@ -201,6 +226,7 @@ def normalize(answer: str) -> Normalized:
     text = re.sub(r"^[,;\s]+", "", text)
     if _THOUSANDS_WHOLE.fullmatch(text):
         text = text.replace(",", "").replace(" ", "")
+    text = _E_NOTATION.sub(r"\1\\times10^{\2}", text)
     text = _add_missing_braces(text)
     # A NUL marks the one space that must survive: between a control word and a letter.
     text = _COMMAND_GAP.sub("\\1\0", text)

@@ -146,6 +146,15 @@ class WorkerPool:
                 self._available.notify()
             raise WorkerFailed(f"cannot start the symbolic worker: {error}") from error
 
+    def _replace(self) -> None:
+        """Start a successor for a killed worker now, so the next check finds it (nearly) ready."""
+        try:
+            successor = _Worker()
+        except OSError:
+            self._release(None)
+            return
+        self._release(successor)
+
     def _release(self, worker: _Worker | None) -> None:
         with self._available:
             if worker is None:
@@ -161,7 +170,7 @@ class WorkerPool:
             result = worker.call(op, args, timeout)
         except (CheckTimeout, WorkerFailed, ValueError):
             worker.kill()
-            self._release(None)
+            self._replace()
             raise
         self._release(worker)
         return result
