@@ -61,14 +61,14 @@ class Oracle(Protocol):
 def answers_equal(pred: str, gold: str, oracle: Oracle | None = None) -> bool:
     """Whether answer ``pred`` means the same as reference answer ``gold``."""
     p, g = normalize(pred), normalize(gold)
-    if not p.text or not g.text:
+    if not p or not g:
         return False
-    if p.text == g.text:
+    if p == g:
         return True
-    if _nesting(p.text) > MAX_NESTING or _nesting(g.text) > MAX_NESTING:
+    if _nesting(p) > MAX_NESTING or _nesting(g) > MAX_NESTING:
         return False
-    comparator = _Comparator(oracle, p.percent, g.percent)
-    pred_items, gold_items = parse_answer(p.text), parse_answer(g.text)
+    comparator = _Comparator(oracle)
+    pred_items, gold_items = parse_answer(p), parse_answer(g)
     if comparator.lists(pred_items, gold_items):
         return True
     if (
@@ -76,7 +76,7 @@ def answers_equal(pred: str, gold: str, oracle: Oracle | None = None) -> bool:
         and comparator.needs_sets
         and (_has_inequality(pred_items) or _has_inequality(gold_items))
     ):
-        return bool(oracle.sets_equal(p.text, g.text))
+        return bool(oracle.sets_equal(p, g))
     return False
 
 
@@ -129,9 +129,8 @@ def _difference(left: str, right: str) -> expr.Node:
 class _Comparator:
     """Structural comparison of parsed answers; remembers whether a set check could still help."""
 
-    def __init__(self, oracle: Oracle | None, pred_percent: bool, gold_percent: bool) -> None:
+    def __init__(self, oracle: Oracle | None) -> None:
         self.oracle = oracle
-        self.percent = pred_percent or gold_percent
         self.needs_sets = False
         # Structural matching may ask the same scalar question several times; symbolic answers
         # are expensive, so each pair is decided once.
@@ -151,11 +150,12 @@ class _Comparator:
         for one, many in ((a, b), (b, a)):
             if len(one) == 1 and len(many) > 1 and isinstance(one[0], Group):
                 group = one[0]
-                if group.opener == "\\{":
-                    return self.unordered(group.items, many)
-                return len(group.items) == len(many) and all(
-                    self.items(x, y) for x, y in zip(group.items, many, strict=True)
-                )
+                if group.opener == "\\{" and self.unordered(group.items, many):
+                    return True
+                # "1,3" is the tuple (1,3) written without parentheses; "[1,3]" is an interval.
+                if group.opener == "(" and len(group.items) == len(many):
+                    if all(self.items(x, y) for x, y in zip(group.items, many, strict=True)):
+                        return True
             if len(one) == 1 and isinstance(one[0], Relation) and set(one[0].ops) <= _INEQUALITIES:
                 interval = _interval_of(one[0])
                 self.needs_sets |= interval is None or not _PLAIN_VARIABLE.fullmatch(interval[0])
@@ -206,7 +206,7 @@ class _Comparator:
     def groups(self, x: Group, y: Group) -> bool:
         if "\\{" in (x.opener, y.opener):
             return x.opener == y.opener and self.unordered(x.items, y.items)
-        if "" not in (x.opener, y.opener) and (x.opener, x.closer) != (y.opener, y.closer):
+        if (x.opener, x.closer) != (y.opener, y.closer):
             return False
         return len(x.items) == len(y.items) and all(
             self.items(a, b) for a, b in zip(x.items, y.items, strict=True)
@@ -216,7 +216,7 @@ class _Comparator:
         def cells(item: object) -> tuple | None:
             if isinstance(item, Matrix):
                 return item.rows
-            if isinstance(item, Group) and item.opener in ("(", "[", ""):
+            if isinstance(item, Group) and item.opener in ("(", "["):
                 return tuple((cell,) for cell in item.items)
             return None
 
@@ -309,13 +309,9 @@ class _Comparator:
         return self._decided[key]
 
     def _scalars_or_percent(self, a: str, b: str) -> bool:
-        if self._scalars(a, b):
-            return True
-        if self.percent:
-            return any(
-                self._scalars(x, y) for x, y in ((f"\\frac{{{a}}}{{100}}", b), (a, f"\\frac{{{b}}}{{100}}"))
-            )
-        return False
+        if a.endswith("\\%") and b.endswith("\\%"):
+            return self._scalars(a[:-2], b[:-2])
+        return any(self._scalars(x, y) for x in _percent_readings(a) for y in _percent_readings(b))
 
     def _scalars(self, a: str, b: str) -> bool:
         based_a, based_b = _BASED.fullmatch(a), _BASED.fullmatch(b)
@@ -357,16 +353,17 @@ class _Comparator:
         return self._sampled[text]
 
 
+def _percent_readings(text: str) -> list[str]:
+    """``28\\%`` may mean 28 or 0.28; anything else means itself."""
+    if text.endswith("\\%") and len(text) > 2:
+        bare = text[:-2]
+        return [bare, f"\\frac{{{bare}}}{{100}}"]
+    return [text]
+
+
 def _values(items: tuple) -> tuple:
-    """Items with labels dropped; a label naming several values contributes them all."""
-    result = []
-    for item in items:
-        if isinstance(item, Labeled):
-            value = item.value
-            result += list(value.items) if isinstance(value, Group) and value.opener == "" else [value]
-        else:
-            result.append(item)
-    return tuple(result)
+    """Items with their labels dropped."""
+    return tuple(item.value if isinstance(item, Labeled) else item for item in items)
 
 
 def _same_label(a: str, b: str) -> bool:

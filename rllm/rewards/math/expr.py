@@ -15,6 +15,7 @@ anything too large or undefined raises :class:`EvalError`.
 from __future__ import annotations
 
 import cmath
+import functools
 import math
 import random
 import re
@@ -342,6 +343,7 @@ def variables(node: Node) -> set[str]:
     return found
 
 
+@functools.lru_cache(maxsize=4096)
 def _point(name: str, index: int) -> complex:
     """The value of variable ``name`` at sample point ``index``: fixed, irrational-looking."""
     if name == "e":

@@ -6,14 +6,13 @@ currency signs, trailing units and punctuation, thousands separators — and spe
 (``\\frac12`` becomes ``\\frac{1}{2}``, ``\\geq`` becomes ``\\ge``, ``and``/``or`` become commas).
 Whitespace is removed except where it separates a command from a following letter (``\\cot x``).
 
-The result is compared as a string first and then parsed by :mod:`.structure`; a percent sign is
-reported separately because ``28\\%`` may be meant as 28 or as 0.28.
+Percent signs and words all become ``\\%``, which the comparison reads as "28 or 0.28". The result is
+compared as a string first and then parsed by :mod:`.structure`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 _TEXT_COMMANDS = (
     "text",
@@ -89,7 +88,7 @@ _UNICODE = str.maketrans(
 
 _SPACING = re.compile(r"(?<!\\)\\(?:quad|qquad|enspace|thinspace|medspace|thickspace|[,:;! ])|~")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])")
-_PERCENT = re.compile(r"\\?%|\s*\b(?:percentage|percent|pct)\b")
+_PERCENT = re.compile(r"\s*(?:\\?%|\b(?:percentage|percent|pct)\b)")
 _CURRENCY = re.compile(r"\\\$|\$|\\(?:euro|pounds|yen)(?![a-zA-Z])")
 _AND_OR = re.compile(r"(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])")
 _MISSING_BRACES = re.compile(r"\\(frac|sqrt|binom)\s*(?![\s{\[])(\\[a-zA-Z]+|[^\\])")
@@ -105,14 +104,6 @@ _TRAILING_UNITS = re.compile(rf"^(.*?[\d}})])\s+((?:[a-zA-Z]+\s+)*[a-zA-Z]+)\s*{
 _E_NOTATION = re.compile(r"^(-?\d+(?:\.\d+)?)[eE]([-+]?\d+)$")
 _COMMAND_GAP = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z0-9])")
 _WHITESPACE = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class Normalized:
-    """A canonical answer string and whether a percent sign or word was removed from it."""
-
-    text: str
-    percent: bool = False
 
 
 def _matching_brace(text: str, start: int) -> int:
@@ -208,7 +199,7 @@ def _add_missing_braces(text: str) -> str:
     return text
 
 
-def normalize(answer: str) -> Normalized:
+def normalize(answer: str) -> str:
     """The canonical form of one answer string (see the module docstring)."""
     text = answer.translate(_UNICODE).strip()
     for pattern, replacement in _SYMBOL_SYNONYMS:
@@ -218,7 +209,7 @@ def normalize(answer: str) -> Normalized:
     text = _unwrap_text(text)
     text = _CURRENCY.sub("", text)
     text = _DEGREES.sub("", text)
-    text, percents = _PERCENT.subn("", text)
+    text = _PERCENT.sub(r"\\%", text)
     text = _AND_OR.sub(",", text).strip()
     text = re.sub(r"[.,;\s]+$", "", text)
     text = _drop_trailing_units(text)
@@ -232,4 +223,4 @@ def normalize(answer: str) -> Normalized:
     text = _COMMAND_GAP.sub("\\1\0", text)
     text = _WHITESPACE.sub("", text).replace("\0", " ")
     text = _strip_outer_braces(text)
-    return Normalized(text, percents > 0)
+    return text

@@ -142,9 +142,7 @@ def parse_item(text: str) -> object:
     if ops:
         parts.append(text[start:].strip())
         if len(ops) == 1 and ops[0] in ("=", "\\approx", "\\in") and _is_label(parts[0]) and parts[1]:
-            values = parse_answer_items(parts[1])
-            value = values[0] if len(values) == 1 else Group("", "", tuple(values))
-            return Labeled(parts[0], value)
+            return Labeled(parts[0], parse_item(parts[1]))
         return Relation(tuple(parts), tuple(ops))
     brackets = _enclosing(text)
     if brackets:
