@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import secrets
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +21,7 @@ CONFIG = SandboxConfig(memory_mb=512, max_processes=16, output_limit_mb=4, worke
 ROOT = os.geteuid() == 0
 
 
-def run(code: str, time_limit: float = 2.0, stdin: str = "") -> RunResult:
+def run(code: str, time_limit: float = 10.0, stdin: str = "") -> RunResult:
     job = {
         "mode": "script",
         "code": code,
@@ -31,7 +34,7 @@ def run(code: str, time_limit: float = 2.0, stdin: str = "") -> RunResult:
         return server.run(job)
 
 
-def grade_stdio(code: str, stdin: str = "", expected: str = "ok\n", time_limit: float = 2.0) -> dict:
+def grade_stdio(code: str, stdin: str = "", expected: str = "ok\n", time_limit: float = 10.0) -> dict:
     tests = {"inputs": [stdin], "outputs": [expected]}
     response = f"```python\n{code}\n```"
     return grade_code("taco", response, json.dumps(tests), timeout_per_test=time_limit, sandbox=CONFIG)
@@ -53,9 +56,10 @@ def processes_of(uid: int) -> list[int]:
             status = (entry / "status").read_text()
         except OSError:
             continue
-        for line in status.splitlines():
-            if line.startswith("Uid:") and int(line.split()[1]) == uid:
-                found.append(int(entry.name))
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        # A zombie is already dead; it waits for the host's init to reap it.
+        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
+            found.append(int(entry.name))
     return found
 
 
@@ -64,6 +68,9 @@ def assert_healthy() -> None:
     assert grade_stdio("print(input())", stdin="ok\n")["reason"] == "correct"
     uid = sandbox_uid()
     if uid is not None:
+        deadline = time.monotonic() + 5  # SIGKILL delivery is asynchronous
+        while processes_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert processes_of(uid) == []
 
 
@@ -254,3 +261,35 @@ def test_exit_tricks_are_not_success(trick):
 
 def test_exit_trick_in_stdio_needs_the_right_output():
     assert grade_stdio("import os\nos._exit(0)")["reason"] == "wrong"
+
+
+def test_home_directories_are_hidden():
+    result = run(
+        "import os\nfor d in ('/root', '/home'):\n    print(d, sorted(os.listdir(d)) if os.path.isdir(d) else [])"
+    )
+    assert result.exit_code == 0, result.stderr
+    seen = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in result.stdout.splitlines()}
+    interpreter_dirs = {part for part in Path(sys.base_prefix).parts}
+    for name in ("/root", "/home"):
+        listing = ast.literal_eval(seen[name])
+        assert set(listing) <= interpreter_dirs, (name, listing)
+
+
+def test_a_crashed_fork_server_is_replaced():
+    assert grade_stdio("print(input())", stdin="ok\n")["acc"]
+    with get_pool(CONFIG).server() as server:
+        server._proc.kill()
+        server._proc.wait()
+    assert_healthy()
+
+
+def test_a_fork_server_dying_mid_job_is_retried():
+    from rllm.rewards.code.grader import _run
+
+    job = {"mode": "script", "code": "import time\ntime.sleep(1)\nprint('ok')", "time_limit": 5, "nonce": "n"}
+    with get_pool(CONFIG).server() as server:
+        server.run({**job, "code": ""})
+        threading.Timer(0.3, server._proc.kill).start()
+        outcome = _run(server, job)
+    assert isinstance(outcome, RunResult) and outcome.stdout == "ok\n"
+    assert_healthy()

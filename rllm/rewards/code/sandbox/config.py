@@ -30,6 +30,8 @@ class SandboxConfig:
     output_limit_mb: largest file or output stream the program may write (RLIMIT_FSIZE), MiB.
     max_open_files: RLIMIT_NOFILE.
     tmpfs_mb: size of each private tmpfs (/tmp, /var/tmp, /dev/shm, /run/lock), MiB.
+    hidden_paths: directories programs cannot see (an empty read-only tmpfs covers them; the
+        interpreter and the allowed modules stay visible even when they live inside one).
     modules: importable third-party distributions (their dependencies are added automatically).
     preload: modules imported once in the fork server (must be importable).
     workers: fork servers per grading process (parallel programs); None = number of CPUs.
@@ -41,6 +43,7 @@ class SandboxConfig:
     output_limit_mb: int = 64
     max_open_files: int = 256
     tmpfs_mb: int = 512
+    hidden_paths: tuple[str, ...] = ("/root", "/home")
     modules: tuple[str, ...] = field(default_factory=_env_modules)
     preload: tuple[str, ...] = DEFAULT_PRELOAD
     workers: int | None = None

@@ -126,6 +126,7 @@ class ForkServer:
             "output_limit_mb": self.config.output_limit_mb,
             "max_open_files": self.config.max_open_files,
             "tmpfs_mb": self.config.tmpfs_mb,
+            "hidden_paths": list(self.config.hidden_paths),
             "module_locations": module_locations(tuple(self.config.modules)),
             "preload": list(self.config.preload),
             "env": _server_env(),

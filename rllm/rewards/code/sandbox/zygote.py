@@ -9,10 +9,27 @@ Protocol (both directions: 4-byte big-endian length, then UTF-8 JSON):
      ``hello`` describing the isolation that was actually obtained;
   2. then repeatedly one job -> one result, until the socket closes (the server then exits).
 
+A job: ``mode`` (below), ``code`` (the program), ``time_limit`` (wall seconds; the CPU limit is
+one second more), ``nonce`` (proves the report below came from the driver), ``preamble`` (bool),
+``stdin`` (text), and per mode:
+  script  run ``code`` as ``__main__`` with ``stdin`` on fd 0;
+  call    run ``code`` as module ``solution``, then ``func_name(*json.loads(args))`` (a method of
+          a fresh ``Solution()`` when the program defines that class); the value, as JSON, is
+          reported;
+  check   run ``code`` as module ``solution``, then ``test_code`` in the same namespace;
+  pytest  write ``code`` to ``solution.py`` and ``test_code`` to ``test_solution.py``, run pytest.
+The driver reports ``{"nonce", "status", ...}`` on fd 3 (status ``ok``, ``wrong``,
+``compile_error``, ``runtime_error``, ``early_exit``, ``missing_function``, ``unserializable``,
+``test_error``). A program that ends the interpreter itself (``os._exit``) leaves no report, so it
+cannot pass a check by exiting with status 0; to forge one it would have to dig the nonce out of
+the interpreter's memory. A result: exit code or signal, ``timed_out``, wall and CPU seconds,
+stdout (up to the output limit), the stderr tail, the report, and whether processes were left.
+
 Isolation, set up once here (when running as root) and inherited by every child:
   - a network namespace with only a down loopback (no network at all);
   - a mount namespace with fresh size-limited tmpfs over the world-writable directories, so files a
-    program writes never reach the host; they are wiped after every job;
+    program writes never reach the host; they are wiped after every job; the configured hidden
+    directories (home directories by default) covered by empty read-only tmpfs (``_cover``);
   - this process is a child subreaper, so every descendant of a job, even one that escaped its
     process group with ``setsid``, is reparented here and reaped.
 Per job, the child forked from this warm interpreter: own session and process group, rlimits,
@@ -42,8 +59,10 @@ import types
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MNT_DETACH = 2
@@ -123,7 +142,7 @@ def _isolate(setup):
                 _check(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts))
         got["private_tmp"] = True
         roots = [sys.base_prefix, sys.prefix, os.path.dirname(__file__), *setup["module_locations"].values()]
-        _expose(roots)
+        _cover(setup["hidden_paths"], roots)
     except OSError as exc:
         got["notes"].append(f"mount namespace unavailable: {exc}")
     if os.geteuid() == 0 and setup.get("uid") is not None:
@@ -135,37 +154,43 @@ def _bind(source, target):
     _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None))
 
 
-def _expose(roots):
-    """Make ``roots`` reachable for the job uid when an ancestor is closed to others.
+def _cover(hidden, roots):
+    """Hide directories from programs, keeping ``roots`` (the interpreter, allowed modules) visible.
 
-    A Python installed under ``/root`` (mode 0700) would leave programs unable to import the
-    standard library once they drop to their uid. In this private mount namespace, the highest
-    such ancestor is covered with an empty tmpfs (hiding the rest of it, e.g. ``/root/.ssh``) and
-    the roots are bound back at their own paths, so every module path stays valid.
+    Hidden are the configured ``hidden`` paths (by default the home directories, where credentials
+    live) and any ancestor of a root that others cannot enter (a Python under ``/root``, mode 0700,
+    would otherwise leave programs unable to import the standard library once they drop to their
+    uid). In this private mount namespace each such directory is covered with an empty read-only
+    tmpfs and the roots inside it are bound back at their own paths, so module paths stay valid.
     """
     real = sorted({os.path.realpath(root) for root in roots})
     real = [r for r in real if not any(r != o and r.startswith(o + "/") for o in real)]
-    closed = {}
+    covers = {os.path.realpath(path) for path in hidden if os.path.isdir(path)}
     for root in real:
         parts = root.split("/")
         for depth in range(2, len(parts)):
             ancestor = "/".join(parts[:depth])
             if not os.stat(ancestor).st_mode & 0o001:
-                closed.setdefault(ancestor, []).append(root)
+                covers.add(ancestor)
                 break
-    for ancestor, inner in closed.items():
+    covers = sorted(c for c in covers if not any(c != o and c.startswith(o + "/") for o in covers))
+    for cover in covers:
+        inner = [r for r in real if r.startswith(cover + "/")]
+        if any(cover == r or cover.startswith(r + "/") for r in real):
+            continue  # the cover is (inside) a root: hiding it would hide part of the root
         staged = []
         for k, root in enumerate(inner):
             stage = os.path.join(JOB_DIR_ROOT, f".stage-{k}")
             os.makedirs(stage)
             _bind(root, stage)
             staged.append((stage, root))
-        _check(_libc.mount(b"tmpfs", ancestor.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755"))
+        _check(_libc.mount(b"tmpfs", cover.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755"))
         for stage, root in staged:
             os.makedirs(root, mode=0o755, exist_ok=True)
             _bind(stage, root)
             _check(_libc.umount2(stage.encode(), MNT_DETACH))
             os.rmdir(stage)
+        _check(_libc.mount(None, cover.encode(), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None))
 
 
 class Server:
@@ -290,20 +315,23 @@ class Server:
                 time.sleep(0.01)
 
     def _sweep(self):
-        """SIGKILL every process owned by the job uid (the kernel's ``kill(-1)`` as that uid)."""
+        """SIGKILL every process owned by the job uid (the kernel's ``kill(-1)`` as that uid).
+
+        One ``kill(-1)`` reaches a whole fork bomb: the kernel signals under the task-list lock that
+        ``fork`` needs, and a forking process with a pending SIGKILL cannot complete the fork. The
+        pass is repeated a few times anyway; it keeps "succeeding" while killed processes are
+        zombies, and ``_reap_all`` sweeps again while any child is still running.
+        """
         if self.uid is None:
             return
         killer = os.fork()
         if killer == 0:
             try:
                 os.setresuid(self.uid, self.uid, self.uid)
-                for _ in range(10000):
-                    os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
+                for _ in range(3):
+                    os.kill(-1, signal.SIGKILL)  # ProcessLookupError: nothing left
+            finally:
                 os._exit(0)
-            except BaseException:
-                os._exit(1)
-            os._exit(2)
         os.waitpid(killer, 0)
 
     def _collect(self, fds, status, usage, wall, timed_out, leftovers):
@@ -428,6 +456,14 @@ def _fresh_stdio():
 # -- drivers: what the child runs -------------------------------------------------------------
 
 
+def _print_traceback(exc):
+    """Print ``exc`` like Python would, without this driver's own frames."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
 def _report(nonce, status, **fields):
     data = json.dumps({"nonce": nonce, "status": status, **fields}).encode()
     try:
@@ -479,7 +515,7 @@ def _drive(job, nonce, preamble, workdir):
     try:
         code = compile(job["code"], "solution.py", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as exc:
-        traceback.print_exception(exc)
+        _print_traceback(exc)
         _report(nonce, "compile_error", **_error_fields(exc))
         return 1
     try:
@@ -495,7 +531,7 @@ def _drive(job, nonce, preamble, workdir):
             _report(nonce, "early_exit")
         return _exit_code(exc) or _flush()
     except BaseException as exc:
-        traceback.print_exception(exc)
+        _print_traceback(exc)
         _report(nonce, "runtime_error", **_error_fields(exc))
         _flush()
         return 1
@@ -535,7 +571,7 @@ def _check_program(job, nonce, namespace):
     try:
         exec(test, namespace)
     except AssertionError as exc:
-        traceback.print_exception(exc)
+        _print_traceback(exc)
         _report(nonce, "wrong", **_error_fields(exc))
         return
     _report(nonce, "ok")
@@ -565,7 +601,7 @@ def _drive_pytest(job, nonce, workdir):
         _report(nonce, "early_exit")
         return _exit_code(exc) or 1
     except BaseException as exc:
-        traceback.print_exception(exc)
+        _print_traceback(exc)
         _report(nonce, "runtime_error", **_error_fields(exc))
         return 1
     status = {0: "ok", 1: "wrong", 5: "test_error"}.get(code, "runtime_error")
