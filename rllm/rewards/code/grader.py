@@ -146,7 +146,7 @@ def grade_code(
         message,
         *rewards,
         tests=details,
-        num_tests=problem.total_cases or 1,
+        num_tests=problem.total_cases,
         num_run=len(details),
         format=code_format,
     )

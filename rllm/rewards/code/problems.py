@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: Cases ("stdio" / "call"), one check program ("check", run in the program's namespace), or a
@@ -36,12 +36,14 @@ class TestCase:
 
 @dataclass(frozen=True)
 class Problem:
+    """``kind``: CASES, CHECK or PYTEST; ``cases``: the cases to run (after the cap);
+    ``total_cases``: how many the ground truth has (1 for a check or pytest program)."""
+
     kind: str
     cases: tuple[TestCase, ...] = ()
-    total_cases: int = 0
+    total_cases: int = 1
     test_code: str = ""
     units: int = 1  # time-limit multiplier of a check/pytest program (inputs, test functions)
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def load_ground_truth(raw: Any) -> Any:

@@ -16,7 +16,7 @@ from pathlib import Path
 from .config import SandboxConfig
 from .modules import module_locations
 from .preamble import PREAMBLE
-from .uids import UidLease, lease_uid
+from .uids import NoFreeUid, UidLease, lease_uid
 from .zygote import recv_msg, send_msg
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
@@ -94,6 +94,10 @@ class ForkServer:
             reply = recv_msg(self._sock)
         except (OSError, ValueError):
             reply = None
+        except BaseException:
+            # Interrupted (Ctrl-C) with a job in flight: its late reply would answer the next job.
+            self._stop()
+            raise
         if reply is None:
             detail = self._stop()
             raise SandboxError(f"sandbox fork server stopped answering{detail}")
@@ -102,7 +106,10 @@ class ForkServer:
     def _start(self) -> None:
         self._stop()
         if os.geteuid() == 0 and self._lease is None:
-            self._lease = lease_uid(self.config.uid_base, self.config.uid_count)
+            try:
+                self._lease = lease_uid(self.config.uid_base, self.config.uid_count)
+            except NoFreeUid as exc:
+                raise SandboxError(str(exc)) from exc
         ours, theirs = socket.socketpair()
         self._stderr = tempfile.TemporaryFile()
         try:

@@ -227,7 +227,7 @@ class Server:
         workdir = self._make_workdir()
         fds = {name: os.memfd_create(name, os.MFD_CLOEXEC) for name in FDS}
         try:
-            data = job.get("stdin", "").encode()
+            data = job.get("stdin", "").encode("utf-8", "replace")
             view = memoryview(data)
             while view:
                 view = view[os.write(fds["stdin"], view) :]
@@ -288,7 +288,7 @@ class Server:
     def _finish_descendants(self, pid):
         """Kill and reap whatever the job left running; True if anything was left."""
         try:
-            left, _ = os.waitpid(-1, os.WNOHANG)
+            os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return False
         if self.uid is not None:
