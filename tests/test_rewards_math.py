@@ -14,7 +14,7 @@ import pytest
 from rllm.rewards import compute_score
 from rllm.rewards.math import answers_equal, grade_math, reference_answers, warm_up
 from rllm.rewards.math.extract import answer_of, last_boxed, solution_part
-from rllm.rewards.math.grader import _WorkerOracle
+from rllm.rewards.math.grader import WorkerOracle
 from rllm.rewards.math.timeout import CheckTimeout, WorkerPool, default_pool
 
 # Loose bound for "returns quickly": generous because the test machine is shared; a hang or a
@@ -27,7 +27,7 @@ HARD_GOLD = "\\sum_{k=1}^{n} (x+2)^{5}"
 
 def symbolic_equal(pred: str, gold: str) -> bool:
     """answers_equal with the production oracle (sympy in the worker pool)."""
-    return answers_equal(pred, gold, _WorkerOracle(default_pool(), time.monotonic() + 30))
+    return answers_equal(pred, gold, WorkerOracle(default_pool(), time.monotonic() + 30))
 
 
 def boxed(answer: str) -> str:

@@ -40,9 +40,10 @@ MIN_ROUNDED_DIGITS = 3
 # a hostile one must not cost seconds.
 MAX_NESTING = 100
 MAX_PAIRINGS = 10_000
+MAX_SCALAR_CHECKS = 5_000
 
 _DECIMAL = re.compile(r"-?(\d*)\.(\d+)")
-_BASED = re.compile(r"([0-9A-Za-z]+)_\{?(\d+)\}?")
+_BASED = re.compile(r"(\d[0-9A-Za-z]*)_\{?([2-9]|[12]\d|3[0-6])\}?")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z ]*")
 _PLAIN_VARIABLE = re.compile(r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?")
 _INEQUALITIES = {"<", ">", "\\le", "\\ge"}
@@ -69,8 +70,11 @@ def answers_equal(pred: str, gold: str, oracle: Oracle | None = None) -> bool:
         return False
     comparator = _Comparator(oracle)
     pred_items, gold_items = parse_answer(p), parse_answer(g)
-    if comparator.lists(pred_items, gold_items):
-        return True
+    try:
+        if comparator.lists(pred_items, gold_items):
+            return True
+    except _TooMuchWork:
+        return False
     if (
         oracle is not None
         and comparator.needs_sets
@@ -124,6 +128,10 @@ def _rounds_to(text: str, value: expr.Value) -> bool:
 
 def _difference(left: str, right: str) -> expr.Node:
     return ("add", expr.parse(left), ("neg", expr.parse(right)))
+
+
+class _TooMuchWork(Exception):
+    """Raised inside a comparison whose answers are too large to match element by element."""
 
 
 class _Comparator:
@@ -305,6 +313,8 @@ class _Comparator:
             return True
         key = (a, b)
         if key not in self._decided:
+            if len(self._decided) >= 2 * MAX_SCALAR_CHECKS:
+                raise _TooMuchWork
             self._decided[key] = self._decided[(b, a)] = self._scalars_or_percent(a, b)
         return self._decided[key]
 
@@ -314,7 +324,7 @@ class _Comparator:
         return any(self._scalars(x, y) for x in _percent_readings(a) for y in _percent_readings(b))
 
     def _scalars(self, a: str, b: str) -> bool:
-        based_a, based_b = _BASED.fullmatch(a), _BASED.fullmatch(b)
+        based_a, based_b = _based_number(a), _based_number(b)
         if based_a or based_b:
             return _same_based(based_a, a, based_b, b)
         if _is_words(a) or _is_words(b):
@@ -386,12 +396,24 @@ def _is_words(text: str) -> bool:
     )
 
 
-def _same_based(match_a: re.Match | None, a: str, match_b: re.Match | None, b: str) -> bool:
-    def parts(match: re.Match | None, text: str) -> tuple[str, str | None]:
-        return (match.group(1).upper(), match.group(2)) if match else (text.upper(), None)
+def _based_number(text: str) -> tuple[str, int] | None:
+    """``(digits, base)`` for a number written in a base, ``204_5`` or ``2A_{16}``; else None."""
+    match = _BASED.fullmatch(text)
+    if not match:
+        return None
+    digits, base = match.group(1).upper(), int(match.group(2))
+    try:
+        int(digits, base)
+    except ValueError:
+        return None
+    return digits, base
 
-    digits_a, base_a = parts(match_a, a)
-    digits_b, base_b = parts(match_b, b)
+
+def _same_based(based_a: tuple | None, a: str, based_b: tuple | None, b: str) -> bool:
+    """Same digits in the same base; a bare digit string matches (the base was left out), but
+    the decimal value never does: ``54`` is not an answer to "write 54 in base 5"."""
+    digits_a, base_a = based_a or (a.upper(), None)
+    digits_b, base_b = based_b or (b.upper(), None)
     return digits_a == digits_b and (base_a == base_b or None in (base_a, base_b))
 
 
@@ -432,7 +454,7 @@ def _interval_of(relation: Relation) -> tuple | None:
         high, high_closed, low_closed = "\\infty", False, ops[0] == "\\le"
     else:
         return None
-    if variable.startswith("-") and _constant(variable[1:]) is False:
+    if variable.startswith("-") and not _constant(variable[1:]):
         # -x < c  is  x > -c.
         return variable[1:], f"-({high})", high_closed, f"-({low})", low_closed
     return variable, low, low_closed, high, high_closed

@@ -126,27 +126,28 @@ class _Parser:
         return node
 
     def sum(self) -> Node:
-        node = self.product()
+        # Sums and products are n-ary so long chains stay shallow trees.
+        terms = [self.product()]
         while self.peek() in ("+", "-"):
             op = self.take()
             right = self.product()
-            node = ("add", node, right if op == "+" else ("neg", right))
-        return node
+            terms.append(right if op == "+" else ("neg", right))
+        return terms[0] if len(terms) == 1 else ("add", *terms)
 
     def product(self) -> Node:
-        node = self.signed()
+        factors = [self.signed()]
         while True:
             token = self.peek()
             if token in _MULTIPLY:
                 self.take()
-                node = ("mul", node, self.signed())
+                factors.append(self.signed())
             elif token in _DIVIDE:
                 self.take()
-                node = ("div", node, self.signed())
+                factors.append(("inv", self.signed()))
             elif token is not None and token not in _NOT_PRIMARY and _STARTS_PRIMARY.match(token):
-                node = ("mul", node, self.power())
+                factors.append(self.power())
             else:
-                return node
+                return factors[0] if len(factors) == 1 else ("mul", *factors)
 
     def signed(self) -> Node:
         token = self.peek()
@@ -237,7 +238,7 @@ class _Parser:
             self.take()
             numerator = self.argument()
             denominator = self.argument()
-            return ("add", ("num", value), ("div", numerator, denominator))
+            return ("add", ("num", value), ("mul", numerator, ("inv", denominator)))
         return ("num", value)
 
     def _integer_fraction_follows(self) -> bool:
@@ -265,11 +266,11 @@ class _Parser:
     def command(self, name: str) -> Node:
         self.take()
         if name == "frac":
-            return ("div", self.argument(), self.argument())
+            return ("mul", self.argument(), ("inv", self.argument()))
         if name == "sqrt":
             if self.peek() == "[":
                 index = self.group("[")
-                return ("pow", self.argument(), ("div", ("num", Fraction(1)), index))
+                return ("pow", self.argument(), ("inv", index))
             return ("pow", self.argument(), ("num", Fraction(1, 2)))
         if name == "binom":
             return ("binom", self.argument(), self.argument())
@@ -306,7 +307,7 @@ class _Parser:
             arg = self.group("(")
         else:
             # "\sin 2x" applies to the implicit product that follows, up to the next function.
-            arg = self.power()
+            factors = [self.power()]
             while (
                 (token := self.peek()) is not None
                 and token not in _NOT_PRIMARY
@@ -314,10 +315,11 @@ class _Parser:
             ):
                 if token.startswith("\\") and token[1:] in _FUNCTIONS:
                     break
-                arg = ("mul", arg, self.power())
+                factors.append(self.power())
+            arg = factors[0] if len(factors) == 1 else ("mul", *factors)
         node: Node = ("call", name, arg)
         if base is not None:
-            node = ("div", node, ("call", "ln", base))
+            node = ("mul", node, ("inv", ("call", "ln", base)))
         return ("pow", node, power) if power is not None else node
 
 
@@ -334,12 +336,14 @@ def parse(text: str) -> Node:
 
 def variables(node: Node) -> set[str]:
     """Names of the free variables in a tree."""
-    if node[0] == "var":
-        return {node[1]}
     found: set[str] = set()
-    for child in node[1:]:
-        if isinstance(child, tuple):
-            found |= variables(child)
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current[0] == "var":
+            found.add(current[1])
+        else:
+            pending.extend(child for child in current[1:] if isinstance(child, tuple))
     return found
 
 
@@ -407,8 +411,8 @@ def evaluate(node: Node, point: int = 0) -> Value:
     """
     try:
         value = _evaluate(node, point)
-    except (ZeroDivisionError, OverflowError, ValueError) as error:
-        raise EvalError(str(error)) from error
+    except (ZeroDivisionError, OverflowError, ValueError, RecursionError) as error:
+        raise EvalError(str(error) or type(error).__name__) from error
     if isinstance(value, complex) and (math.isnan(value.real) or math.isnan(value.imag)):
         raise EvalError("not a number")
     return value
@@ -423,23 +427,20 @@ def _evaluate(node: Node, point: int) -> Value:
     if op == "call":
         return _FUNCTIONS[node[1]](_as_complex(_evaluate(node[2], point)))
     args = [_evaluate(child, point) for child in node[1:]]
-    if op == "add":
-        a, b = args
-        if isinstance(a, Fraction) and isinstance(b, Fraction):
-            return a + b
-        return _as_complex(a) + _as_complex(b)
+    if op in ("add", "mul"):
+        if all(isinstance(arg, Fraction) for arg in args):
+            exact = args[0]
+            for arg in args[1:]:
+                exact = exact + arg if op == "add" else exact * arg
+            return exact
+        total = _as_complex(args[0])
+        for arg in args[1:]:
+            total = total + _as_complex(arg) if op == "add" else total * _as_complex(arg)
+        return total
     if op == "neg":
         return -args[0]
-    if op == "mul":
-        a, b = args
-        if isinstance(a, Fraction) and isinstance(b, Fraction):
-            return a * b
-        return _as_complex(a) * _as_complex(b)
-    if op == "div":
-        a, b = args
-        if isinstance(a, Fraction) and isinstance(b, Fraction):
-            return a / b
-        return _as_complex(a) / _as_complex(b)
+    if op == "inv":
+        return 1 / args[0]
     if op == "pow":
         return _power(*args)
     if op == "abs":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import numbers
 import re
 import time
@@ -12,6 +13,8 @@ from rllm.rewards.math.equivalence import answers_equal
 from rllm.rewards.math.extract import answer_of, last_boxed
 from rllm.rewards.math.timeout import CheckTimeout, WorkerFailed, WorkerPool, default_pool
 
+_log = logging.getLogger(__name__)
+
 DEFAULT_TIMEOUT = 1.5
 MAX_SYMBOLIC_LENGTH = 600
 
@@ -19,7 +22,7 @@ MAX_SYMBOLIC_LENGTH = 600
 _TOO_BIG_FOR_SYMPY = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\{?\s*\d{4,}|\d{4,}\s*!")
 
 
-class _WorkerOracle:
+class WorkerOracle:
     """Symbolic checks in the worker pool, all sharing one deadline."""
 
     def __init__(self, pool: WorkerPool, deadline: float) -> None:
@@ -107,9 +110,19 @@ def grade_math(
         # As the original: a missing answer is scored like a format error.
         score = incorrect_reward if format_error_reward is None else format_error_reward
         return {"score": float(score), "acc": False, "reason": problem, "extracted": None}
-    oracle = _WorkerOracle(default_pool(), time.monotonic() + timeout)
+    oracle = WorkerOracle(default_pool(), time.monotonic() + timeout)
     for reference in references:
-        if answers_equal(answer, reference, oracle):
+        try:
+            equal = answers_equal(answer, reference, oracle)
+        except Exception:  # one odd answer must not end a multi-day training run
+            _log.warning(
+                "math grader failed on %r vs %r; counted as wrong",
+                answer[:200],
+                reference[:200],
+                exc_info=True,
+            )
+            equal = False
+        if equal:
             return {"score": float(correct_reward), "acc": True, "reason": "correct", "extracted": answer}
     reason = "timeout" if oracle.timed_out else "wrong"
     return {"score": float(incorrect_reward), "acc": False, "reason": reason, "extracted": answer}

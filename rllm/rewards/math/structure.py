@@ -16,7 +16,8 @@ MAX_PLUS_MINUS = 2
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _RELATION = re.compile(r"\\(?:le|ge|ne|approx|in|equiv)(?![a-zA-Z])|=|<|>")
-_COMMAND = re.compile(r"\\[a-zA-Z]+|\\.")
+_PLUS_MINUS = re.compile(r"\\(pm|mp)(?![a-zA-Z])")
+_SCAN = re.compile(r"\\[a-zA-Z]+|\\.|[^\\()\[\]{}=<>,;]+|.", re.S)
 _MATRIX = re.compile(r"^\\begin\{([pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.S)
 
 
@@ -53,23 +54,16 @@ class Labeled:
 
 
 def _depth_changes(text: str):
-    """Yield ``(index, depth_before, token)`` for every character, treating ``\\{``/``\\}`` as one."""
+    """Yield ``(index, depth_before, token)`` for each token: a bracket (``\\{`` and ``\\}`` count), a
+    command, a separator or relation character, or a run of characters that are none of these."""
     depth = 0
-    i = 0
-    while i < len(text):
-        if text.startswith("\\{", i) or text.startswith("\\}", i):
-            token = text[i : i + 2]
-        elif text[i] == "\\":
-            match = _COMMAND.match(text, i)
-            token = match.group(0) if match else "\\"
-        else:
-            token = text[i]
-        yield i, depth, token
+    for match in _SCAN.finditer(text):
+        token = match.group(0)
+        yield match.start(), depth, token
         if token in ("(", "[", "{", "\\{"):
             depth += 1
         elif token in (")", "]", "}", "\\}"):
             depth -= 1
-        i += len(token)
 
 
 def split_top(text: str, separators: tuple[str, ...]) -> list[str]:
@@ -111,14 +105,14 @@ def _is_label(text: str) -> bool:
 
 
 def _expand_plus_minus(text: str) -> list[str]:
-    count = text.count("\\pm") + text.count("\\mp")
+    count = len(_PLUS_MINUS.findall(text))
     if count == 0 or count > MAX_PLUS_MINUS:
         return [text]
     results = [text]
     for _ in range(count):
         expanded = []
         for item in results:
-            match = re.search(r"\\(pm|mp)(?![a-zA-Z])", item)
+            match = _PLUS_MINUS.search(item)
             first, second = ("+", "-") if match.group(1) == "pm" else ("-", "+")
             expanded += [item[: match.start()] + sign + item[match.end() :] for sign in (first, second)]
         results = expanded
