@@ -293,3 +293,33 @@ def test_a_fork_server_dying_mid_job_is_retried():
         outcome = _run(server, job)
     assert isinstance(outcome, RunResult) and outcome.stdout == "ok\n"
     assert_healthy()
+
+
+ALWAYS_EQUAL = "class Anything:\n    def __eq__(self, other):\n        return True\n    __ne__ = lambda self, other: False\n"
+
+
+@pytest.mark.parametrize(
+    "returned",
+    ["Anything()", "[Anything()]", "type('Int', (int,), {'__eq__': lambda s, o: True})(0)"],
+    ids=["object", "inside-a-list", "int-subclass"],
+)
+def test_always_equal_objects_are_rejected(returned):
+    code = f"{ALWAYS_EQUAL}class Solution:\n    def double(self, x):\n        return {returned}\n"
+    result = grade_code("leetcode", f"```python\n{code}```", LEETCODE_TESTS, sandbox=CONFIG)
+    assert result["reason"] == "wrong" and "defined by the program" in result["message"], result
+
+
+def test_equality_guard_allows_library_and_plain_classes():
+    code = "class Solution:\n    def double(self, x):\n        return Counter({'a': x * 2})['a']\n"
+    assert grade_code("leetcode", f"```python\n{code}```", LEETCODE_TESTS, sandbox=CONFIG)["acc"]
+    tests = json.dumps(
+        {
+            "functional": "def check(candidate):\n    assert candidate(2) == Counter(a=2)\n"
+            "    assert candidate(3).val == 3\n\ncheck(Solution().make)"
+        }
+    )
+    code = (
+        "class Node(dict):\n    pass\n"
+        "class Solution:\n    def make(self, x):\n        n = Node(a=x)\n        n.val = x\n        return n\n"
+    )
+    assert grade_code("leetcode", f"```python\n{code}```", tests, sandbox=CONFIG)["acc"]

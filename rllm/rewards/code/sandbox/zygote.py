@@ -39,6 +39,7 @@ environment, stdio on anonymous memory files, a fresh working directory. The wal
 enforced here with a pidfd; at the end every process of the job's uid is killed.
 """
 
+import ast
 import builtins
 import ctypes
 import gc
@@ -562,15 +563,72 @@ def _call(job, nonce, namespace, provided):
     _report(nonce, "ok", value=payload)
 
 
+class EqualityOverride(BaseException):
+    """A checked function returned an object whose class, defined by the program, overrides
+    ``==``: the "always equal" reward hack. A BaseException, so test code cannot swallow it."""
+
+
+def _reject_equality_overrides(value, depth=0):
+    for klass in type(value).__mro__:
+        for name in ("__eq__", "__ne__"):
+            method = vars(klass).get(name)
+            code = getattr(method, "__code__", None)
+            if method is not None and (
+                klass.__module__ == "solution" or getattr(code, "co_filename", "") == "solution.py"
+            ):
+                raise EqualityOverride(
+                    f"returned a {type(value).__name__}, whose {name} is defined by the program"
+                )
+    if depth >= 3:
+        return
+    if type(value) is dict:
+        items = [*value.keys(), *value.values()]
+    elif type(value) in (list, tuple, set, frozenset):
+        items = value
+    else:
+        return
+    for count, item in enumerate(items):
+        if count >= 10000:
+            return
+        _reject_equality_overrides(item, depth + 1)
+
+
+def _guarded(candidate):
+    def guarded(*args, **kwargs):
+        value = candidate(*args, **kwargs)
+        _reject_equality_overrides(value)
+        return value
+
+    return guarded
+
+
+def _guard_checks(tree):
+    """Wrap the argument of each top-level ``check(candidate)`` call in the equality guard."""
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "check"
+            and len(call.args) == 1
+        ):
+            arg = call.args[0]
+            call.args[0] = ast.copy_location(
+                ast.Call(func=ast.Name("__rllm_guarded__", ast.Load()), args=[arg], keywords=[]), arg
+            )
+    return ast.fix_missing_locations(tree)
+
+
 def _check_program(job, nonce, namespace):
     try:
-        test = compile(job["test_code"], "test.py", "exec")
-    except (SyntaxError, ValueError) as exc:
+        test = compile(_guard_checks(ast.parse(job["test_code"], "test.py")), "test.py", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         _report(nonce, "test_error", **_error_fields(exc))
         return
+    namespace["__rllm_guarded__"] = _guarded
     try:
         exec(test, namespace)
-    except AssertionError as exc:
+    except (AssertionError, EqualityOverride) as exc:
         _print_traceback(exc)
         _report(nonce, "wrong", **_error_fields(exc))
         return
