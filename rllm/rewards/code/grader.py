@@ -31,13 +31,14 @@ def _result(
 
 
 def _run(server: ForkServer, job: dict) -> RunResult | Verdict:
-    for attempt in range(SANDBOX_RETRIES + 1):
+    """Run a job; a ``sandbox_error`` verdict if the fork server fails on every attempt."""
+    error: SandboxError | None = None
+    for _ in range(1 + SANDBOX_RETRIES):
         try:
             return server.run(dict(job))
-        except SandboxError as exc:
-            if attempt == SANDBOX_RETRIES:
-                return Verdict(False, "sandbox_error", str(exc)[:500])
-    raise AssertionError("unreachable")
+        except SandboxError as exc:  # the server restarts itself on the next run
+            error = exc
+    return Verdict(False, "sandbox_error", str(error)[:500])
 
 
 def _case_job(case: TestCase, code: str, time_limit: float) -> dict:
