@@ -35,6 +35,9 @@ SIZES = {
                  num_key_value_heads=1),
     "small": dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4, num_attention_heads=4,
                   num_key_value_heads=2),
+    # for learning small tasks quickly on a CPU (the quickstart)
+    "learner": dict(hidden_size=128, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=2),
 }
 
 
@@ -83,8 +86,12 @@ def build_tokenizer(vocab_size: int = 1024, think_tokens: bool = True):
     return tokenizer
 
 
-def build_tiny_model(out: str | Path, size: str = "tiny", seed: int = 0) -> Path:
-    """Write a random Qwen2 model, its tokenizer and generation config to ``out``; return the path."""
+def build_tiny_model(out: str | Path, size: str = "tiny", seed: int = 0, noisy: bool = True) -> Path:
+    """Write a random Qwen2 model, its tokenizer and generation config to ``out``; return the path.
+
+    ``noisy=True`` (for tests) gives a varied output distribution that closes ``</think>`` and
+    emits EOS now and then; ``noisy=False`` keeps transformers' default init, best to train from.
+    """
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -113,11 +120,12 @@ def build_tiny_model(out: str | Path, size: str = "tiny", seed: int = 0) -> Path
     # so natural closes, forced closes and EOS-in-thinking all occur in tests.
     think_close = tokenizer.convert_tokens_to_ids(THINK_CLOSE)
     with torch.no_grad():
-        model.model.embed_tokens.weight.normal_(0.0, 1.0)
-        model.lm_head.weight.normal_(0.0, 0.2)
-        model.lm_head.weight[len(tokenizer):] = 0.0
-        for token_id in (think_close, tokenizer.eos_token_id):
-            model.lm_head.weight[token_id] *= 1.5
+        if noisy:
+            model.model.embed_tokens.weight.normal_(0.0, 1.0)
+            model.lm_head.weight.normal_(0.0, 0.2)
+            for token_id in (think_close, tokenizer.eos_token_id):
+                model.lm_head.weight[token_id] *= 1.5
+        model.lm_head.weight[len(tokenizer):] = 0.0  # padding rows of the rounded-up vocabulary
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id).save_pretrained(out)
@@ -129,8 +137,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, help="directory to write the model and tokenizer to")
     parser.add_argument("--size", default="tiny", choices=sorted(SIZES))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init", choices=["noisy", "standard"], default="noisy",
+                        help="noisy: varied outputs for testing budgets; standard: transformers' init, to train from")
     args = parser.parse_args(argv)
-    path = build_tiny_model(args.out, args.size, args.seed)
+    path = build_tiny_model(args.out, args.size, args.seed, noisy=args.init == "noisy")
     print(f"wrote {args.size} Qwen2 model and tokenizer to {path}")
 
 
