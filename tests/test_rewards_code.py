@@ -356,3 +356,19 @@ def test_from_ray_workers():
         assert ray.get([remote.remote(task) for task in tasks]) == [True, False, True]
     finally:
         ray.shutdown()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import threading\nthreading.stack_size(2**26)\n"
+        "def main():\n    a, b = map(int, input().split())\n    print(a + b)\n"
+        "threading.Thread(target=main).start()",
+        "import atexit, sys\nout = []\natexit.register(lambda: sys.stdout.write(''.join(out)))\n"
+        "a, b = map(int, input().split())\nout.append(f'{a + b}\\n')",
+        "import sys\na, b = map(int, sys.stdin.buffer.read().split())\nsys.stdout.write(str(a + b))\nsys.exit(0)",
+    ],
+    ids=["main-in-a-thread", "output-at-exit", "buffer-io-and-exit"],
+)
+def test_stdio_program_shapes(code):
+    assert grade_code("taco", fenced(code), json.dumps(IO))["reason"] == "correct"

@@ -40,6 +40,7 @@ enforced here with a pidfd; at the end every process of the job's uid is killed.
 """
 
 import ast
+import atexit
 import builtins
 import ctypes
 import gc
@@ -54,6 +55,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 import types
@@ -379,6 +381,7 @@ class Server:
         preamble = self.preamble if job.get("preamble") else None
         self.setup = self.hello = None
         _fresh_stdio()
+        atexit._clear()  # the server's own exit handlers are not the program's
         sys.argv = ["solution.py"]
         sys.path.insert(0, workdir)
         return _drive(job, nonce, preamble, workdir)
@@ -519,6 +522,7 @@ def _drive(job, nonce, preamble, workdir):
         _print_traceback(exc)
         _report(nonce, "compile_error", **_error_fields(exc))
         return 1
+    status = 0
     try:
         exec(code, namespace)
         if mode == "call":
@@ -530,13 +534,23 @@ def _drive(job, nonce, preamble, workdir):
     except SystemExit as exc:
         if mode != "script":
             _report(nonce, "early_exit")
-        return _exit_code(exc) or _flush()
+        status = _exit_code(exc)
     except BaseException as exc:
         _print_traceback(exc)
         _report(nonce, "runtime_error", **_error_fields(exc))
-        _flush()
-        return 1
-    return _flush()
+        status = 1
+    _interpreter_exit()
+    return status or _flush()
+
+
+def _interpreter_exit():
+    """What Python does before exiting: wait for non-daemon threads (``threading.Thread(target=
+    main).start()`` is a common way to get a deep stack), then run ``atexit`` callbacks."""
+    try:
+        threading._shutdown()
+    except BaseException as exc:
+        _print_traceback(exc)
+    atexit._run_exitfuncs()
 
 
 def _call(job, nonce, namespace, provided):
