@@ -190,9 +190,12 @@ def test_trains_end_to_end_and_resumes_exactly(task_files, tiny_model_dir, tmp_p
     final = weights(whole / "checkpoints" / "step_000003")
     assert any(not torch.equal(initial[k], final[k]) for k in initial)
     assert (whole / "checkpoints" / "latest").read_text() == "step_000003"
+    assert run(whole, 3) == 2  # a fresh run would overwrite those checkpoints: refused
 
     assert run(split, 2) == 0
     assert run(split, 3, "--resume") == 0
     resumed = weights(split / "checkpoints" / "step_000003")
     assert all(torch.equal(final[k], resumed[k]) for k in final)
-    assert read_metrics(split)[-1]["actor/loss"] == metrics[-1]["actor/loss"]
+    resumed_metrics = read_metrics(split)
+    assert [m["step"] for m in resumed_metrics] == [0, 1, 2, 3]
+    assert resumed_metrics[-1]["actor/loss"] == metrics[-1]["actor/loss"]

@@ -121,9 +121,12 @@ class TrainConfig:
             raise TrainError(
                 f"--batch-size {self.batch_size} is not a multiple of --mini-batch-size {self.mini_batch_size}"
             )
-        for name in ("lr", "grad_clip", "temperature"):
+        for name in ("lr", "grad_clip", "temperature", "val_temperature"):
             if getattr(self, name) <= 0:
                 raise TrainError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
+        for name in ("top_p", "val_top_p"):
+            if not 0 < getattr(self, name) <= 1:
+                raise TrainError(f"--{_flag(name)} must be in (0, 1], got {getattr(self, name)}")
         if self.kl_coef < 0 or not 0 < self.clip_ratio < 1 or not 0 < self.clip_ratio_high:
             raise TrainError("need --kl-coef >= 0, 0 < --clip-ratio < 1 and --clip-ratio-high > 0")
         if self.dtype not in _DTYPES:
@@ -190,7 +193,8 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         ("lr", float, "AdamW learning rate"),
         ("weight_decay", float, "AdamW weight decay"),
         ("grad_clip", float, "max gradient norm"),
-        ("kl_coef", float, "low-variance KL to the initial model (0 disables; no reference model then)"),
+        ("kl_coef", float, "weight of the KL loss to the initial model (0: no KL, no reference model)"),
+        ("kl_type", str, "verl kl_penalty estimator: low_var_kl (k3), kl (k1), mse (k2), abs"),
         ("clip_ratio", float, "PPO clip: ratio kept in [1 - c, 1 + c_high]"),
         ("clip_ratio_high", float, "upper PPO clip (default: --clip-ratio)"),
         ("temperature", float, "rollout temperature (also divides the logits of the loss, as verl)"),
@@ -530,10 +534,17 @@ def sample_metrics(
 
 
 class MetricsLog:
-    """Appends one JSON object per step to ``metrics.jsonl``; mirrors to TensorBoard / wandb."""
+    """Appends one JSON object per step to ``metrics.jsonl``; mirrors to TensorBoard / wandb.
 
-    def __init__(self, config: TrainConfig, output_dir: Path):
+    Lines of steps after ``start_step`` (logged by a run that crashed before its next checkpoint)
+    are dropped, so a resumed run's log reads as if it had never stopped.
+    """
+
+    def __init__(self, config: TrainConfig, output_dir: Path, start_step: int):
         self.path = output_dir / "metrics.jsonl"
+        if self.path.exists():
+            lines = self.path.read_text().splitlines(keepends=True) if start_step else []
+            self.path.write_text("".join(x for x in lines if json.loads(x)["step"] <= start_step))
         self.writers: list[Any] = []
         if config.tensorboard:
             try:
@@ -583,6 +594,10 @@ class Trainer:
         hf_logging.disable_progress_bar()  # per-checkpoint "Writing model shards" bars drown ours
         self.config = config
         self.output_dir = Path(config.output_dir)
+        try:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise TrainError(f"--output-dir {self.output_dir}: cannot create it ({error.strerror})") from None
         self.train_tasks = load_tasks(config.train_data, "--train-data")
         self.val_tasks = load_tasks(config.val_data, "--val-data") if config.val_data else []
         self.reward_fn = load_reward_fn(config.reward_fn)
@@ -604,6 +619,11 @@ class Trainer:
 
     def _resume_path(self) -> Path | None:
         if self.config.resume is None:
+            if ckpt.latest_checkpoint(self.output_dir) is not None:
+                raise TrainError(
+                    f"--output-dir {self.output_dir} already holds checkpoints: add --resume to continue "
+                    "that run, or choose another directory"
+                )
             return None
         if self.config.resume == "latest":
             return ckpt.latest_checkpoint(self.output_dir)  # none yet: a fresh start
@@ -636,9 +656,8 @@ class Trainer:
         from tqdm import tqdm
 
         config = self.config
-        self.output_dir.mkdir(parents=True, exist_ok=True)
         (self.output_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=2))
-        log = MetricsLog(config, self.output_dir)
+        log = MetricsLog(config, self.output_dir, self.step)
         metrics: dict[str, float] = {}
         if self.step == 0 and self.val_tasks and config.val_before_train:
             log.write(0, self.validate())
@@ -651,12 +670,12 @@ class Trainer:
                 self.step += 1
                 if self.val_tasks and (self.step % config.val_every == 0 or self.step == config.steps):
                     metrics |= self.validate()
+                log.write(self.step, metrics)
                 if self.step % config.save_every == 0 or self.step == config.steps:
                     extra = {"config": config.to_dict(), "data_order": self._data_order()}
                     ckpt.save_checkpoint(
                         self.output_dir, self.step, self.model, self.tokenizer, self.optimizer, extra
                     )
-                log.write(self.step, metrics)
                 bar.update(1)
                 bar.set_postfix_str(_summary(metrics))
                 if not config.progress:
