@@ -367,8 +367,9 @@ def test_from_ray_workers():
         "import atexit, sys\nout = []\natexit.register(lambda: sys.stdout.write(''.join(out)))\n"
         "a, b = map(int, input().split())\nout.append(f'{a + b}\\n')",
         "import sys\na, b = map(int, sys.stdin.buffer.read().split())\nsys.stdout.write(str(a + b))\nsys.exit(0)",
+        "a, b = map(int, input().split())\nprint(a + b)\nexit()",
     ],
-    ids=["main-in-a-thread", "output-at-exit", "buffer-io-and-exit"],
+    ids=["main-in-a-thread", "output-at-exit", "buffer-io-and-exit", "exit-builtin"],
 )
 def test_stdio_program_shapes(code):
     assert grade_code("taco", fenced(code), json.dumps(IO))["reason"] == "correct"

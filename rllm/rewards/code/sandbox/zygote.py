@@ -52,6 +52,7 @@ import resource
 import select
 import shutil
 import signal
+import site
 import socket
 import struct
 import sys
@@ -206,6 +207,10 @@ class Server:
         self.uid = self.hello["uid"]
         self.job_root = JOB_DIR_ROOT if self.hello["private_tmp"] else None
         self.env = dict(setup["env"])
+        # ``-S`` skipped ``site``, which is what defines the ``exit``/``quit``/``help`` builtins.
+        site.setquit()
+        site.sethelper()
+        site.setcopyright()
         sys.meta_path.append(AllowListFinder(setup["module_locations"]))
         sys.dont_write_bytecode = True
         failed = []
@@ -516,6 +521,9 @@ def _drive(job, nonce, preamble, workdir):
     if preamble is not None:
         exec(preamble, namespace)
     provided = dict(namespace)
+    # On disk too, only so that tracebacks can quote the program's lines.
+    with open(os.path.join(workdir, "solution.py"), "w", encoding="utf-8", errors="replace") as fh:
+        fh.write(job["code"])
     try:
         code = compile(job["code"], "solution.py", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as exc:
@@ -540,7 +548,8 @@ def _drive(job, nonce, preamble, workdir):
         _report(nonce, "runtime_error", **_error_fields(exc))
         status = 1
     _interpreter_exit()
-    return status or _flush()
+    flush_status = _flush()
+    return status or flush_status
 
 
 def _interpreter_exit():
