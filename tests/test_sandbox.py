@@ -330,3 +330,14 @@ def test_output_and_traceback_survive_a_failing_exit():
     assert crashed.exit_code == 1 and crashed.stdout == "ok\n"
     assert 'File "solution.py", line 2' in crashed.stderr and "x = 1 / 0" in crashed.stderr
     assert "zygote" not in crashed.stderr  # the driver's own frames are not shown
+
+
+def test_diagnostic_command_reports_full_isolation():
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "rllm.rewards.code.sandbox"], capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(proc.stdout)
+    assert report["network_namespace"] and report["private_tmp"]
+    assert proc.returncode == (0 if ROOT else 1), proc.stderr
