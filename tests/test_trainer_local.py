@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -17,6 +19,7 @@ from safetensors.torch import load_file
 from rllm.budget import Budget, SampleRecord
 from rllm.generation import SamplingConfig, encode_prompts
 from rllm.rewards import compute_score
+from rllm.trainer import checkpoint as ckpt
 from rllm.trainer.local import Task, build_rollout, main, response_log_probs, score, step_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,6 +57,34 @@ def test_step_prompts_are_a_seeded_permutation_per_epoch():
     assert step_prompts(7, 2, 10, seed=3) == step_prompts(7, 2, 10, seed=3)
     assert [i for step in range(5, 10) for i in step_prompts(step, 2, 10, seed=3)] != epoch
     assert step_prompts(0, 2, 10, seed=4) != step_prompts(0, 2, 10, seed=3)
+    straddling = [i for step in range(10) for i in step_prompts(step, 3, 10, seed=3)]  # 3 epochs
+    assert all(sorted(straddling[e * 10 : e * 10 + 10]) == list(range(10)) for e in range(3))
+
+
+def test_random_states_round_trip_through_a_checkpoint(tmp_path):
+    torch.save(ckpt.rng_state(), tmp_path / "rng.pt")
+    first = (random.random(), np.random.rand(), torch.rand(1).item())
+    ckpt.set_rng_state(torch.load(tmp_path / "rng.pt", weights_only=True))
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == first
+
+
+def test_a_crash_while_saving_keeps_the_previous_checkpoint(tiny_model_dir, tiny_tokenizer, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir))
+    optimizer = torch.optim.AdamW(model.parameters())
+    ckpt.save_checkpoint(tmp_path, 1, model, tiny_tokenizer, optimizer, {})
+
+    class Crashing:
+        def save_pretrained(self, path, **_):
+            Path(path).mkdir(parents=True)
+            (Path(path) / "partial").write_text("half a model")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ckpt.save_checkpoint(tmp_path, 2, Crashing(), tiny_tokenizer, optimizer, {})
+    assert ckpt.latest_checkpoint(tmp_path) == ckpt.checkpoint_dir(tmp_path, 1)
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["latest", "step_000001"]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,9 @@ One step:
    thinking capped at ``t`` tokens, ``</think>`` forced if missing, solution capped at ``s``);
 2. **reward** every response with ``compute_score`` (verl's signature; the response is decoded as
    verl does, ``skip_special_tokens=True``); GRPO advantages normalise rewards within each prompt's
-   group of ``n``;
+   group of ``n``. Solutions cut at their budget are counted (``rollout/truncated_frac``) and, with
+   ``--truncated-reward R``, rewarded ``R`` instead of graded (overlong handling; off by default,
+   as in the original, which graded whatever text was there);
 3. **old log-probs**: a no-grad forward of the rollout policy (and of the frozen reference model
    when ``--kl-coef > 0``) before any update, so the PPO ratio of later updates is real;
 4. **update**: ``ppo_epochs`` passes over the batch in mini-batches of ``mini_batch_size``
@@ -269,9 +271,15 @@ def load_tasks(path: str | Path, flag: str) -> list[Task]:
         reward_model = row["reward_model"]
         if not isinstance(reward_model, dict) or "ground_truth" not in reward_model:
             raise TrainError(f"{flag} {path}: row {i} has no reward_model.ground_truth")
+        try:
+            prompt = [{"role": m["role"], "content": m["content"]} for m in row["prompt"]]
+        except (KeyError, TypeError):
+            raise TrainError(
+                f"{flag} {path}: row {i}'s prompt is not a list of {{role, content}} messages"
+            ) from None
         tasks.append(
             Task(
-                prompt=[{"role": m["role"], "content": m["content"]} for m in row["prompt"]],
+                prompt=prompt,
                 data_source=str(row.get("data_source") or ""),
                 ground_truth=_plain(reward_model["ground_truth"]),
                 extra_info=_plain(row.get("extra_info")) or {},
@@ -292,10 +300,14 @@ def _plain(value: Any) -> Any:
 def step_prompts(step: int, batch_size: int, num_tasks: int, seed: int) -> list[int]:
     """Task indices of training step ``step`` (0-based): consecutive slices of a fresh seeded
     permutation per epoch. A pure function of its arguments, so a resumed run sees the same data."""
-    indices = []
-    for position in range(step * batch_size, (step + 1) * batch_size):
+    indices: list[int] = []
+    position, stop = step * batch_size, (step + 1) * batch_size
+    while position < stop:  # a batch may straddle two epochs
         epoch, offset = divmod(position, num_tasks)
-        indices.append(int(np.random.default_rng([seed, epoch]).permutation(num_tasks)[offset]))
+        take = min(stop - position, num_tasks - offset)
+        order = np.random.default_rng([seed, epoch]).permutation(num_tasks)
+        indices += order[offset : offset + take].tolist()
+        position += take
     return indices
 
 
