@@ -58,7 +58,8 @@ def rewarded(tiny_model_dir, tiny_tokenizer, server, ray_local):
     reward_worker = ray_local.remote(RewardLoopWorker).remote(config)
     cases = ["right", "right", "wrong", "unanswered"]
     batch = prompt_batch(cases, data_sources=["aime", "aime", "aime", "math"])
-    return cases, run_worker(config, server, batch, reward_handles=[reward_worker])
+    yield cases, run_worker(config, server, batch, reward_handles=[reward_worker])
+    ray_local.kill(reward_worker)
 
 
 def test_scores_land_on_the_last_response_token(rewarded):
@@ -140,3 +141,46 @@ def test_metrics_without_e1_fields_and_partial_groups():
     assert (metrics["e1/solve_partial"], metrics["e1/solve_none"], metrics["e1/solve_all"]) == (0.5, 0.5, 0.0)
     assert metrics["e1/acc/lcb/mean"] == 0.25
     assert e1_step_metrics([]) == {}
+
+
+def test_training_metrics_read_back_from_transfer_queue(rewarded, ray_local):
+    """What the ``e1_sync`` trainer reads per step, stored the way verl's TransferQueue agent loop
+    worker stores trajectories (``AgentLoopOutput.as_dict()`` plus the prompt's fields)."""
+    tq = pytest.importorskip("transfer_queue", reason="verl's v1 trainer dependency (verl[verl-core])")
+    from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
+    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+    from rllm.trainer import verl_trainer
+
+    cases, batch = rewarded
+    uids, sources = ["p0", "p0", "p1", "p1"], ["aime", "aime", "aime", "math"]
+    tq_config = compose(["actor_rollout_ref.rollout.name=vllm"]).transfer_queue
+    tq_config.backend.SimpleStorage.num_data_storage_units = 1
+    tq.init(tq_config)
+    try:
+        records, keys = [], []
+        for i in range(len(cases)):
+            prompt_length = batch.batch["prompts"].shape[1]
+            valid = batch.batch["attention_mask"][i, prompt_length:].bool()
+            response = batch.batch["responses"][i][valid].tolist()
+            extra = {k: batch.non_tensor_batch[k][i] for k in batch.non_tensor_batch if k.startswith("e1_")}
+            extra["reward_extra_info"] = batch.non_tensor_batch["reward_extra_info"][i]
+            output = AgentLoopOutput(
+                prompt_ids=[1, 2],
+                response_ids=response,
+                response_mask=batch.batch["response_mask"][i][valid].tolist(),
+                reward_score=float(batch.batch["rm_scores"][i].sum()),
+                num_turns=2,
+                metrics={},
+                extra_fields=extra,
+            )
+            records.append({**output.as_dict(), "uid": uids[i], "data_source": sources[i], "session_id": i})
+            keys.append(f"{uids[i]}_{i}_0")
+        tq.kv_batch_put(keys=keys, partition_id="train", fields=list_of_dict_to_tensordict(records))
+        read = verl_trainer.read_trajectories(keys, "train")
+    finally:
+        tq.close()
+    assert [(t.uid, t.data_source) for t in read] == list(zip(uids, sources, strict=True))
+    metrics = e1_step_metrics(read)
+    assert (metrics["e1/solve_all"], metrics["e1/solve_none"]) == (0.5, 0.5)
+    assert metrics["e1/forced_close_rate"] == 0.25 and metrics["e1/reward/aime/mean"] == pytest.approx(2 / 3)

@@ -27,7 +27,7 @@ class E1PPOTrainerSync(PPOTrainerSync):
 
     def _compute_metrics(
         self, batch: tq.KVBatchMeta, metrics: dict, timing_raw: dict, global_steps: int, epoch: int
-    ):
+    ) -> None:
         super()._compute_metrics(batch, metrics, timing_raw, global_steps, epoch)
         # Padding rows duplicate real trajectories to fill data-parallel shards: leave them out.
         keys = [
@@ -35,26 +35,38 @@ class E1PPOTrainerSync(PPOTrainerSync):
         ]
         if not keys:
             return
-        data = tq.kv_batch_get(
-            keys=keys,
-            partition_id=batch.partition_id,
-            select_fields=["uid", "data_source", "rm_scores", "extra_fields"],
-        )
-        scores = data["rm_scores"].sum(dim=1).tolist()
-        trajectories = [
-            Trajectory(uid=str(uid), data_source=str(source), score=float(score), fields=_as_dict(fields))
-            for uid, source, score, fields in zip(
-                data["uid"].tolist(),
-                data["data_source"].tolist(),
-                scores,
-                data["extra_fields"].tolist(),
-                strict=True,
-            )
-        ]
+        trajectories = read_trajectories(keys, batch.partition_id)
         metrics.update(e1_step_metrics(trajectories))
 
 
+def read_trajectories(keys: list[str], partition_id: str) -> list[Trajectory]:
+    """The E1 metrics' view of stored trajectories ``keys`` in TransferQueue partition ``partition_id``."""
+    data = tq.kv_batch_get(
+        keys=keys,
+        partition_id=partition_id,
+        select_fields=["uid", "data_source", "rm_scores", "extra_fields"],
+    )
+    scores = data["rm_scores"].sum(dim=1).tolist()
+    # Non-tensor fields come back as a list, a NonTensorStack or an array depending on the
+    # TransferQueue backend; list() reads all of them.
+    uids, sources, fields = (list(data[name]) for name in ("uid", "data_source", "extra_fields"))
+    return [
+        Trajectory(
+            uid=str(_unwrap(uid)),
+            data_source=str(_unwrap(source)),
+            score=float(score),
+            fields=_as_dict(extra),
+        )
+        for uid, source, score, extra in zip(uids, sources, scores, fields, strict=True)
+    ]
+
+
+def _unwrap(value: Any) -> Any:
+    """A stored non-tensor value without TransferQueue's wrapper (``NonTensorData.data``), if any."""
+    return getattr(value, "data", value)
+
+
 def _as_dict(value: Any) -> dict[str, Any]:
-    """A stored ``extra_fields`` entry as a plain dict (TransferQueue may wrap non-tensor data)."""
-    value = getattr(value, "data", value)
+    """A stored ``extra_fields`` entry as a plain dict."""
+    value = _unwrap(value)
     return dict(value) if isinstance(value, dict) else {}
