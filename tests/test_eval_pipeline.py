@@ -299,3 +299,34 @@ def test_changed_settings_never_reuse_records(hf_generator, data_dir, tmp_path):
     assert counting.yielded == 4 and result.reused == 0
     assert len(list((tmp_path / "records" / "toymath").iterdir())) == 2
     assert layout.budget_key(Budget(16, 8)) == "16+8"
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_eval_model_sh_with_vllm_backend(tiny_model_dir, data_dir, tmp_path):
+    """scripts/eval/eval_model.sh --backend vllm, in its own process so the engine is torn down."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("vllm")
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "out"
+    argv = [
+        str(root / "scripts/eval/eval_model.sh"),
+        "--model", str(tiny_model_dir), "--datasets", "toymath", "test_toycode", "--data-dir", str(data_dir),
+        "--output-dir", str(out), "--backend", "vllm", "--n", "2", "--e1-mode", "True",
+        "--e1-thinking-length", "16", "--e1-solution-length", "8", "--seed", "0", "--dtype", "float32",
+        "--enforce-eager", "--max-model-len", "512", "--gpu-memory-utilization", "0.1",
+        "--score-workers", "1", "--no-progress",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHON": sys.executable, "VLLM_CPU_KVCACHE_SPACE": "1"}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "10 samples generated, 0 reused" in done.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    for dataset, prompts in [("toymath", 3), ("test_toycode", 2)]:
+        metrics = summary["datasets"][dataset]["16+8"]["metrics"]
+        assert metrics["samples"] == 2 * prompts and metrics["mean_thinking_tokens"] <= 16
+        frame = pd.read_parquet(out / f"{dataset}.parquet")
+        assert len(frame) == prompts and all(len(r) == 2 for r in frame["responses"])

@@ -81,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--dtype", default="auto", help="model dtype: auto, bfloat16, float16, float32 (default: auto)"
     )
     added.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=0.8,
+        help="vLLM memory fraction; on the CPU build, of system memory (default: 0.8, as the original)",
+    )
+    added.add_argument("--max-model-len", type=int, help="vLLM context length (default: the model's)")
+    added.add_argument("--enforce-eager", action="store_true", help="vLLM: skip graph capture/compilation")
+    added.add_argument(
         "--score-workers",
         type=int,
         default=min(8, os.cpu_count() or 1),
@@ -172,8 +180,20 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         plots=not args.no_plots,
     )
+    vllm_options = {
+        "gpu_memory_utilization": args.gpu_memory_utilization,
+        "enforce_eager": args.enforce_eager,
+    }
+    if args.max_model_len is not None:
+        vllm_options["max_model_len"] = args.max_model_len
     generator = load_generator(
-        backend, args.model, tp=args.tp, dtype=args.dtype, batch_size=args.batch_size, seed=args.seed
+        backend,
+        args.model,
+        tp=args.tp,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        vllm_options=vllm_options,
     )
     try:
         result = Evaluation(config, generator).run(datasets)

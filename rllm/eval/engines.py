@@ -64,9 +64,12 @@ def load_generator(
     dtype: str = "auto",
     batch_size: int = 64,
     seed: int | None = None,
+    vllm_options: dict[str, Any] | None = None,
 ) -> Generator:
     """Start ``backend`` on ``model``. ``batch_size`` applies to the HF backend (prompts per
-    ``generate`` call); ``tp`` to vLLM. Raises EngineError with a one-line reason."""
+    ``generate`` call); ``tp`` and ``vllm_options`` (keyword arguments of
+    :class:`~rllm.generation.vllm.VLLMGenerator`, e.g. ``gpu_memory_utilization``) to vLLM.
+    Raises EngineError with a one-line reason."""
     if backend == "hf":
         if tp != 1:
             raise EngineError(f"--tp {tp} needs --backend vllm (the HF backend runs on one device)")
@@ -83,7 +86,7 @@ def load_generator(
             )
         from rllm.generation.vllm import VLLMGenerator
 
-        kwargs: dict[str, Any] = {"tensor_parallel_size": tp}
+        kwargs: dict[str, Any] = {"tensor_parallel_size": tp, **(vllm_options or {})}
         if dtype != "auto":
             kwargs["dtype"] = dtype
         if seed is not None:
@@ -106,6 +109,6 @@ def _torch_dtype(dtype: str) -> Any:
 def _start(factory: Any, model: str) -> Generator:
     try:
         return factory()
-    except (OSError, ValueError) as exc:  # transformers/vLLM report unloadable models this way
+    except (OSError, ValueError, RuntimeError) as exc:  # how transformers/vLLM report unloadable models
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise EngineError(f"cannot load model {model}: {first}") from exc
