@@ -28,7 +28,8 @@ def main() -> int:
     print(
         json.dumps({**iso, "python": result.stdout.strip(), "modules": list(server.config.modules)}, indent=2)
     )
-    complete = iso.get("network_namespace") and iso.get("private_tmp") and iso.get("uid") is not None
+    separated = iso.get("uid") is not None or iso.get("pid_namespace")
+    complete = iso.get("network_namespace") and iso.get("private_tmp") and separated
     return 0 if complete else 1
 
 

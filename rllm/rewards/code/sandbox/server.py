@@ -157,7 +157,7 @@ class ForkServer:
             _warn_once("net", f"sandbox: no network namespace, programs can use the network ({notes})")
         if not hello.get("private_tmp"):
             _warn_once("tmp", f"sandbox: no mount namespace, programs can write to the host's /tmp ({notes})")
-        if hello.get("uid") is None:
+        if hello.get("uid") is None and not hello.get("pid_namespace"):
             _warn_once(
                 "uid",
                 "sandbox: not running as root, programs run under the grader's own uid: they can signal "

@@ -62,10 +62,13 @@ import traceback
 import types
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
 MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
@@ -129,6 +132,47 @@ class AllowListFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.PathFinder.find_spec(fullname, [self.locations[fullname]])
 
 
+def _enter_user_namespace():
+    """A new user namespace mapping only our own ids: full capabilities inside it (to create the
+    other namespaces), none over the namespaces of the parent one."""
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(CLONE_NEWUSER))
+    for path, text in (
+        ("/proc/self/setgroups", "deny"),
+        ("/proc/self/uid_map", f"{uid} {uid} 1"),
+        ("/proc/self/gid_map", f"{gid} {gid} 1"),
+    ):
+        with open(path, "w") as fh:
+            fh.write(text)
+
+
+def _become_namespace_init(sock):
+    """Without root: continue as PID 1 of a new PID namespace, inside a user namespace.
+
+    Programs then cannot see or signal anything outside (the grader runs under the same uid),
+    cannot kill this server (a namespace init ignores SIGKILL from inside), and one ``kill(-1)``
+    from here ends every job process. The original process stays outside as the grader's handle:
+    it waits for the new init and exits with it; if it is killed, the init gets SIGKILL and the
+    kernel ends the whole namespace. Returns the facts for ``hello``.
+    """
+    try:
+        _enter_user_namespace()
+        _check(_libc.unshare(CLONE_NEWPID))
+    except OSError as exc:
+        return {
+            "user_namespace": False,
+            "pid_namespace": False,
+            "notes": [f"user namespace unavailable: {exc}"],
+        }
+    pid = os.fork()
+    if pid:
+        sock.close()  # the grader must see EOF as soon as the server is gone
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
+    return {"user_namespace": True, "pid_namespace": True, "notes": []}
+
+
 def _isolate(setup):
     """Enter network and mount namespaces when the kernel allows; report what was obtained."""
     got = {"network_namespace": False, "private_tmp": False, "uid": None, "notes": []}
@@ -149,6 +193,11 @@ def _isolate(setup):
         _cover(setup["hidden_paths"], roots)
     except OSError as exc:
         got["notes"].append(f"mount namespace unavailable: {exc}")
+    if got["private_tmp"] and os.getpid() == 1:
+        try:  # the PID namespace's own /proc: the host's processes are not even listed
+            _check(_libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None))
+        except OSError as exc:
+            got["notes"].append(f"could not mount a private /proc: {exc}")
     if os.geteuid() == 0 and setup.get("uid") is not None:
         got["uid"] = int(setup["uid"])
     return got
@@ -198,13 +247,20 @@ def _cover(hidden, roots):
 
 
 class Server:
-    def __init__(self, sock, setup):
+    def __init__(self, sock, setup, namespaces):
         self.sock = sock
         self.setup = setup
         self.pid = os.getpid()
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
         self.hello = _isolate(setup)
+        self.hello["notes"] = namespaces["notes"] + self.hello["notes"]
+        self.hello.update(
+            user_namespace=namespaces["user_namespace"], pid_namespace=namespaces["pid_namespace"]
+        )
         self.uid = self.hello["uid"]
+        self.userns = namespaces["user_namespace"]
+        # Everything of a job can be killed at once: as its private uid, or as its namespace's init.
+        self.can_sweep = self.uid is not None or (namespaces["pid_namespace"] and self.pid == 1)
         self.job_root = JOB_DIR_ROOT if self.hello["private_tmp"] else None
         self.env = dict(setup["env"])
         # ``-S`` skipped ``site``, which is what defines the ``exit``/``quit``/``help`` builtins.
@@ -288,7 +344,7 @@ class Server:
                         pass
 
     def _kill_job(self, pid):
-        if self.uid is not None:
+        if self.can_sweep:
             self._sweep()
         else:
             _kill_tree(pid)
@@ -299,7 +355,7 @@ class Server:
             os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return False
-        if self.uid is not None:
+        if self.can_sweep:
             self._sweep()
         else:
             _kill_tree(pid)
@@ -315,7 +371,7 @@ class Server:
             except ChildProcessError:
                 return
             if pid == 0:
-                if self.uid is not None:
+                if self.can_sweep:
                     self._sweep()
                 else:
                     for child in _children(self.pid):
@@ -331,6 +387,11 @@ class Server:
         zombies, and ``_reap_all`` sweeps again while any child is still running.
         """
         if self.uid is None:
+            if self.can_sweep:
+                try:
+                    os.kill(-1, signal.SIGKILL)  # as PID 1: every other process of the namespace
+                except ProcessLookupError:
+                    pass
             return
         killer = os.fork()
         if killer == 0:
@@ -374,6 +435,8 @@ class Server:
             os.setgroups([])
             os.setresgid(self.uid, self.uid, self.uid)
             os.setresuid(self.uid, self.uid, self.uid)
+        elif self.userns:
+            _enter_user_namespace()  # drops the capabilities this server holds over its namespaces
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
         if os.getppid() != self.pid:
@@ -695,7 +758,11 @@ def main():
     setup = recv_msg(sock)
     if setup is None:
         return
-    server = Server(sock, setup)
+    if os.geteuid() == 0:
+        namespaces = {"user_namespace": False, "pid_namespace": False, "notes": []}
+    else:
+        namespaces = _become_namespace_init(sock)
+    server = Server(sock, setup, namespaces)
     send_msg(sock, server.hello)
     while True:
         job = recv_msg(sock)
