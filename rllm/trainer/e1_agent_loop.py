@@ -5,9 +5,10 @@ Per sample, with thinking budget ``t``, solution budget ``s`` and ``L = rollout.
 1. phase 1 asks the server for at most ``min(t, L - 1)`` tokens with ``stop_token_ids=[</think>]``
    (one slot of ``L`` is kept for ``</think>``, so a response always closes its thinking);
 2. verl's server reports both a stop and the length limit as ``"completed"``, so the outcome is read
-   from the last token: ``</think>`` closed the thinking naturally; an EOS is dropped (an EOS during
-   thinking does not end the answer) and ``</think>`` is forced; anything else hit the budget and
-   ``</think>`` is forced. A forced token was not sampled: ``response_mask`` 0 and log-prob 0.0 (the
+   from the last token (vLLM keeps the stop token in the output): ``</think>`` closed the thinking
+   naturally; an EOS (the tokenizer's or one of the generation config's, at which vLLM also stops)
+   is dropped, since an EOS during thinking does not end the answer, and ``</think>`` is forced;
+   anything else hit the budget and ``</think>`` is forced. A forced token was not sampled: ``response_mask`` 0 and log-prob 0.0 (the
    placeholder verl's own loops give tokens they insert), unless ``e1.train_on_forced_tokens`` is set,
    which reproduces the original (mask 1);
 3. phase 2 continues from prompt + thinking + ``</think>`` for at most ``min(s, L - used)`` tokens
@@ -22,12 +23,14 @@ with the trajectory for the metrics.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
 from omegaconf import DictConfig
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+from verl.utils.model import get_generation_config
 from verl.utils.profiler import simple_timer
 from verl.workers.rollout.replica import TokenOutput
 
@@ -111,7 +114,9 @@ class E1AgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.settings = E1Settings.from_config(self.config)
-        self.tokens = SpecialTokens.from_tokenizer(self.tokenizer)
+        self.tokens = SpecialTokens.from_tokenizer(
+            self.tokenizer, extra_eos=_generation_eos_ids(self.tokenizer.name_or_path)
+        )
         self.response_length: int = self.rollout_config.response_length
 
     async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> AgentLoopOutput:
@@ -160,7 +165,8 @@ class E1AgentLoop(AgentLoopBase):
                 sampling_params={**sampling_params, "max_tokens": think_cap, "stop_token_ids": stop},
                 priority=priority,
             )
-            thinking = list(output.token_ids[:think_cap])
+            output = _truncated(output, think_cap)
+            thinking = list(output.token_ids)
             if close in thinking:  # the engine stops at </think>; cut defensively all the same
                 output = _truncated(output, thinking.index(close) + 1)
             elif thinking and thinking[-1] in eos:
@@ -188,6 +194,16 @@ class E1AgentLoop(AgentLoopBase):
             rollout.solution_tokens = len(output.token_ids)
             rollout.solution_truncated = not (output.token_ids and output.token_ids[-1] in eos)
         return rollout
+
+
+@functools.cache
+def _generation_eos_ids(model_dir: str) -> tuple[int, ...]:
+    """The model's generation-config EOS ids: vLLM stops at these too, besides the tokenizer's EOS."""
+    config = get_generation_config(model_dir)
+    eos = getattr(config, "eos_token_id", None) if config is not None else None
+    if eos is None:
+        return ()
+    return (int(eos),) if isinstance(eos, int) else tuple(int(e) for e in eos)
 
 
 def _truncated(output: TokenOutput, length: int) -> TokenOutput:

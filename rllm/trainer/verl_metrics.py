@@ -5,7 +5,7 @@ The E1 agent loop reports :data:`EXTRA_FIELDS` per trajectory; the reward hook a
 
 - ``e1/thinking_tokens/{mean,max,min}``, ``e1/solution_tokens/{mean,max,min}``;
 - ``e1/forced_close_rate``, ``e1/eos_in_thinking_rate``, ``e1/solution_truncated_rate``;
-- ``e1/reward/<data_source>/mean`` and ``e1/acc/<data_source>/mean``;
+- ``e1/reward/<data_source>/mean`` and ``e1/acc/<data_source>/mean`` (an empty source is ``unknown``);
 - ``e1/solve_none``, ``e1/solve_all``, ``e1/solve_partial``: the fractions of prompts (trajectories
   grouped by ``uid``) none / all / some of whose samples are correct. Correct means ``acc`` when the
   reward reported it, else a positive score.
@@ -80,7 +80,7 @@ def e1_step_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
 
     by_source: dict[str, list[Trajectory]] = defaultdict(list)
     for t in trajectories:
-        by_source[t.data_source].append(t)
+        by_source[t.data_source or "unknown"].append(t)
     for source, group in sorted(by_source.items()):
         metrics[f"e1/reward/{source}/mean"] = float(np.mean([t.score for t in group]))
         metrics[f"e1/acc/{source}/mean"] = float(np.mean([t.correct for t in group]))
