@@ -375,6 +375,12 @@ class Rollout:
     def response_width(self) -> int:
         return self.response_mask.shape[1]
 
+    def to(self, device: torch.device | str) -> Rollout:
+        """The per-row tensors on ``device`` (where the loss is computed: the model's device)."""
+        for name in ("input_ids", "attention_mask", "response_mask", "loss_mask", "rewards"):
+            setattr(self, name, getattr(self, name).to(device))
+        return self
+
     def rows(self, start: int, stop: int) -> dict[str, torch.Tensor | None]:
         """The per-row tensors of rows ``start:stop``."""
         names = ("input_ids", "attention_mask", "loss_mask", "old_log_probs", "ref_log_probs", "advantages")
@@ -430,7 +436,7 @@ def response_log_probs(
     ).logits[:, :-1]
     logits = logits.float() / temperature
     targets = input_ids[:, -response_width:].to(device)
-    return (logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - logits.logsumexp(-1)).cpu()
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - logits.logsumexp(-1)
 
 
 @torch.no_grad()
@@ -717,6 +723,7 @@ class Trainer:
         prompt_ids = encode_prompts(self.tokenizer, prompts)
         pad_id = self.generator.pad_id
         rollout = build_rollout(prompt_ids, records, rewards, pad_id, config.train_on_forced_tokens)
+        rollout = rollout.to(self.model.device)
         rollout.advantages = grpo_advantages(rollout.rewards, rollout.loss_mask, rollout.group)
         rollout.old_log_probs = batched_log_probs(
             self.model, rollout, config.micro_batch_size, config.temperature
