@@ -131,6 +131,10 @@ class TrainConfig:
                 raise TrainError(f"--{_flag(name)} must be in (0, 1], got {getattr(self, name)}")
         if self.kl_coef < 0 or not 0 < self.clip_ratio < 1 or not 0 < self.clip_ratio_high:
             raise TrainError("need --kl-coef >= 0, 0 < --clip-ratio < 1 and --clip-ratio-high > 0")
+        if self.kl_type.removesuffix("+") not in _KL_TYPES:
+            raise TrainError(
+                f"--kl-type {self.kl_type!r} is not one of {sorted(_KL_TYPES)} (optionally with a +)"
+            )
         if self.dtype not in _DTYPES:
             raise TrainError(f"--dtype {self.dtype!r} is not one of {sorted(_DTYPES)}")
 
@@ -149,6 +153,7 @@ class TrainConfig:
         }
 
 
+_KL_TYPES = {"low_var_kl", "k3", "kl", "k1", "mse", "k2", "abs"}  # verl's kl_penalty estimators
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -201,7 +206,7 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         ("clip_ratio_high", float, "upper PPO clip (default: --clip-ratio)"),
         ("temperature", float, "rollout temperature (also divides the logits of the loss, as verl)"),
         ("top_p", float, "rollout top-p"),
-        ("budget", str, "THINKING+SOLUTION, e.g. 1k+1k (e1/s1), or a total, e.g. 2k (none/truncate)"),
+        ("budget", str, "THINKING+SOLUTION for e1/s1 (default: 1k+1k), a total for none/truncate, e.g. 2k"),
         ("thinking_length", int, "thinking budget in tokens (with --solution-length)"),
         ("solution_length", int, "solution budget in tokens (with --thinking-length)"),
         ("mode", str, "e1 | s1 | truncate | none"),
@@ -218,7 +223,9 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
         ("rollout_batch_size", int, "prompts per generate call"),
         ("wandb_project", str, "log to this Weights & Biases project (needs wandb)"),
     ]:
-        add(f"--{_flag(name)}", type=kind, default=defaults[name].default, help=text)
+        default = defaults[name].default
+        shown = text if default is None else f"{text} (default: %(default)s)"
+        add(f"--{_flag(name)}", type=kind, default=default, help=shown)
     add("--train-on-forced-tokens", action="store_true", help="give forced tokens policy gradient (original)")
     add(
         "--no-val-before-train",
