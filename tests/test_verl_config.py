@@ -180,3 +180,17 @@ def test_missing_data_names_the_fix(tmp_path):
     assert result.returncode == 2
     assert f"missing {tmp_path}/deepscaler/deepscaler_train.parquet" in result.stderr
     assert "scripts/data/deepscaler_dataset.py" in result.stderr
+
+
+def test_check_flag_validates_the_script_config_without_gpus():
+    import sys
+
+    result = launch(SCRIPTS["code"], "--check", "--thinking-length", "2048", env={"PYTHON": sys.executable})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("config OK")
+
+
+def test_invalid_e1_budget_is_reported():
+    overrides = dry_run_overrides(SCRIPTS["math"], "e1.thinking_length=lots")
+    with pytest.raises(BudgetError, match="e1.thinking_length 'lots' is not a token count"):
+        validate(compose(overrides))

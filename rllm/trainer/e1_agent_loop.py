@@ -34,7 +34,7 @@ from verl.utils.model import get_generation_config
 from verl.utils.profiler import simple_timer
 from verl.workers.rollout.replica import TokenOutput
 
-from rllm.budget import Budget, BudgetError, SpecialTokens
+from rllm.budget import Budget, BudgetError, SpecialTokens, parse_tokens
 from rllm.trainer.verl_metrics import EXTRA_FIELDS
 
 AGENT_NAME = "e1_agent"
@@ -42,7 +42,7 @@ AGENT_NAME = "e1_agent"
 
 @dataclass(frozen=True)
 class E1Settings:
-    """The ``e1`` block of the trainer config."""
+    """The ``e1`` block of the trainer config (budgets as token counts: ``1024``, ``1k``, ``0.5k``)."""
 
     thinking_length: int
     solution_length: int
@@ -57,7 +57,10 @@ class E1Settings:
                 f"the {AGENT_NAME} agent loop needs the E1 budgets: add the Hydra overrides "
                 "+e1.thinking_length=T +e1.solution_length=S (token counts)"
             )
-        budget = Budget(int(block.thinking_length), int(block.solution_length))
+        budget = Budget(
+            parse_tokens(block.thinking_length, "e1.thinking_length"),
+            parse_tokens(block.solution_length, "e1.solution_length"),
+        )
         return cls(budget.thinking, budget.solution, bool(block.get("train_on_forced_tokens", False)))  # type: ignore[arg-type]
 
 

@@ -2,10 +2,9 @@
 
 ``compose(overrides)`` builds the config from verl's own ``ppo_trainer.yaml`` and Hydra overrides;
 ``validate(config)`` runs verl's ``validate_config`` (batch-size divisibility by the GPU count,
-micro-batch settings, ...) and the E1 agent loop's settings check. A launch script's overrides can
-be checked on a laptop before a cluster job is queued::
-
-    python -m rllm.trainer.verl_config $(scripts/e1-math/e1_math_1.5b_1k_1k.sh --model M --dry-run --overrides-only)
+micro-batch settings, ...) and the E1 agent loop's settings check. ``python -m rllm.trainer.verl_config
+OVERRIDES...`` does both and prints ``config OK`` or the error; the launch scripts' ``--check`` runs it
+with their overrides, so a configuration can be checked on a laptop before a cluster job is queued.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # tokens, DeepCoder training data, LiveCodeBench validation every 10 steps; clip 0.2/0.28, no KL loss.
 #
 # Usage: scripts/e1-code/e1_code_14b_1k_1k.sh [--model PATH] [--gpus N] [--nodes N]
-#            [--thinking-length T] [--solution-length S] [--data-dir DIR] [--dry-run] [hydra overrides...]
+#            [--thinking-length T] [--solution-length S] [--data-dir DIR] [--dry-run|--check] [hydra overrides...]
 # Defaults: agentica-org/DeepCoder-14B-Preview on 4 nodes x 8 GPUs; data/deepcoder/*.parquet.
 
 set -euo pipefail

@@ -3,7 +3,7 @@
 # DeepScaleR training data, AIME validation before training and every 10 steps, 200 steps.
 #
 # Usage: scripts/e1-math/e1_math_1.5b_1k_1k.sh [--model PATH] [--gpus N] [--nodes N]
-#            [--thinking-length T] [--solution-length S] [--data-dir DIR] [--dry-run] [hydra overrides...]
+#            [--thinking-length T] [--solution-length S] [--data-dir DIR] [--dry-run|--check] [hydra overrides...]
 # Defaults: agentica-org/DeepScaleR-1.5B-Preview on 1 node x 8 GPUs; data/deepscaler/*.parquet.
 
 set -euo pipefail

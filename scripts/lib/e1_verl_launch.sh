@@ -10,6 +10,7 @@
 #   --solution-length S     E1 solution budget in tokens (+e1.solution_length)
 #   --data-dir DIR          where the parquet files are (default: $E1_DATA_DIR, else <repo>/data)
 #   --dry-run               print the command instead of running it (or E1_DRY_RUN=1)
+#   --check                 compose and validate the config with verl's validate_config, no GPUs needed
 # Everything else is passed to verl as Hydra overrides, after the launcher's, so it wins; e.g.
 # trainer.logger=[console] or e1.train_on_forced_tokens=true.
 
@@ -27,6 +28,7 @@ e1_positive_int() {
 e1_parse_args() {
     DATA_DIR="${E1_DATA_DIR:-$E1_REPO_ROOT/data}"
     DRY_RUN="${E1_DRY_RUN:-0}"
+    CHECK=0
     EXTRA_OVERRIDES=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
@@ -43,6 +45,7 @@ e1_parse_args() {
                 shift 2
                 ;;
             --dry-run) DRY_RUN=1; shift ;;
+            --check) CHECK=1; shift ;;
             -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
             --*) e1_die "unknown flag $1 (Hydra overrides have no leading dashes; see --help)" ;;
             *) EXTRA_OVERRIDES+=("$1"); shift ;;
@@ -64,9 +67,9 @@ e1_parse_args() {
     )
 }
 
-# e1_require_data FILE...: fail with the fix when a dataset is missing (skipped in dry runs).
+# e1_require_data FILE...: fail with the fix when a dataset is missing (skipped in dry runs and checks).
 e1_require_data() {
-    [[ "$DRY_RUN" == 1 ]] && return 0
+    [[ "$DRY_RUN" == 1 || "$CHECK" == 1 ]] && return 0
     local file
     for file in "$@"; do
         [[ -f "$file" ]] || e1_die "missing $file: build it with scripts/data/deepscaler_dataset.py or scripts/data/deepcoder_dataset.py, or pass --data-dir"
@@ -74,7 +77,9 @@ e1_require_data() {
 }
 
 e1_launch() {
-    local cmd=("${PYTHON:-python3}" -m verl.trainer.main_ppo "${OVERRIDES[@]}" "${EXTRA_OVERRIDES[@]}")
+    local entry=verl.trainer.main_ppo
+    [[ "$CHECK" == 1 ]] && entry=rllm.trainer.verl_config
+    local cmd=("${PYTHON:-python3}" -m "$entry" "${OVERRIDES[@]}" "${EXTRA_OVERRIDES[@]}")
     if [[ "$DRY_RUN" == 1 ]]; then
         printf '%q ' "${cmd[@]}"
         printf '\n'
