@@ -25,18 +25,23 @@ cannot pass a check by exiting with status 0; to forge one it would have to dig 
 the interpreter's memory. A result: exit code or signal, ``timed_out``, wall and CPU seconds,
 stdout (up to the output limit), the stderr tail, the report, and whether processes were left.
 
-Isolation, set up once here (when running as root) and inherited by every child:
+Isolation, set up once here and inherited by every child:
+  - a PID namespace whose init is this server, with its own ``/proc``: programs cannot see or
+    signal anything outside, cannot kill their init, and one ``kill(-1)`` ends them all;
+  - as root: a private uid per server, leased by the grader (RLIMIT_NPROC is not enforced for
+    root, and it counts per uid); without root: a user namespace, which each job enters anew to
+    drop the capabilities this server holds over its namespaces (and to get its own NPROC count);
   - a network namespace with only a down loopback (no network at all);
   - a mount namespace with fresh size-limited tmpfs over the world-writable directories, so files a
-    program writes never reach the host; they are wiped after every job; the configured hidden
+    program writes never reach the host (wiped after every job), and the configured hidden
     directories (home directories by default) covered by empty read-only tmpfs (``_cover``);
   - this process is a child subreaper, so every descendant of a job, even one that escaped its
     process group with ``setsid``, is reparented here and reaped.
+Whatever the kernel refuses is reported in ``hello`` (the grader warns once) instead of failing.
 Per job, the child forked from this warm interpreter: own session and process group, rlimits,
-a private uid (leased by the grader: RLIMIT_NPROC is not enforced for root, and a distinct uid
-cannot signal the grader, this server or another job), no_new_privs, parent-death signal, scrubbed
-environment, stdio on anonymous memory files, a fresh working directory. The wall-clock limit is
-enforced here with a pidfd; at the end every process of the job's uid is killed.
+the private uid, no_new_privs, parent-death signal, scrubbed environment, stdio on anonymous
+memory files, a fresh working directory. The wall-clock limit is enforced here with a pidfd; at
+the end every process of the job is killed and reaped.
 """
 
 import ast
@@ -147,30 +152,29 @@ def _enter_user_namespace():
 
 
 def _become_namespace_init(sock):
-    """Without root: continue as PID 1 of a new PID namespace, inside a user namespace.
+    """Continue as PID 1 of a new PID namespace (inside a new user namespace, without root).
 
-    Programs then cannot see or signal anything outside (the grader runs under the same uid),
-    cannot kill this server (a namespace init ignores SIGKILL from inside), and one ``kill(-1)``
-    from here ends every job process. The original process stays outside as the grader's handle:
-    it waits for the new init and exits with it; if it is killed, the init gets SIGKILL and the
-    kernel ends the whole namespace. Returns the facts for ``hello``.
+    Programs then cannot see or signal anything outside (without root, the grader runs under the
+    same uid), cannot kill this server (a namespace init ignores SIGKILL from inside), and one
+    ``kill(-1)`` from here ends every job process. The original process stays outside as the
+    grader's handle: it waits for the new init and exits with it; if it is killed, the init gets
+    SIGKILL and the kernel ends the whole namespace. Returns the facts for ``hello``.
     """
+    user = os.geteuid() != 0
     try:
-        _enter_user_namespace()
+        if user:
+            _enter_user_namespace()
         _check(_libc.unshare(CLONE_NEWPID))
     except OSError as exc:
-        return {
-            "user_namespace": False,
-            "pid_namespace": False,
-            "notes": [f"user namespace unavailable: {exc}"],
-        }
+        note = f"{'user' if user else 'PID'} namespace unavailable: {exc}"
+        return {"user_namespace": False, "pid_namespace": False, "notes": [note]}
     pid = os.fork()
     if pid:
         sock.close()  # the grader must see EOF as soon as the server is gone
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
-    return {"user_namespace": True, "pid_namespace": True, "notes": []}
+    return {"user_namespace": user, "pid_namespace": True, "notes": []}
 
 
 def _isolate(setup):
@@ -379,19 +383,20 @@ class Server:
                 time.sleep(0.01)
 
     def _sweep(self):
-        """SIGKILL every process owned by the job uid (the kernel's ``kill(-1)`` as that uid).
+        """SIGKILL every job process: ``kill(-1)`` as the PID namespace's init, else as the job uid.
 
         One ``kill(-1)`` reaches a whole fork bomb: the kernel signals under the task-list lock that
         ``fork`` needs, and a forking process with a pending SIGKILL cannot complete the fork. The
         pass is repeated a few times anyway; it keeps "succeeding" while killed processes are
         zombies, and ``_reap_all`` sweeps again while any child is still running.
         """
+        if self.pid == 1:
+            try:
+                os.kill(-1, signal.SIGKILL)  # as the namespace's init: every other process in it
+            except ProcessLookupError:
+                pass
+            return
         if self.uid is None:
-            if self.can_sweep:
-                try:
-                    os.kill(-1, signal.SIGKILL)  # as PID 1: every other process of the namespace
-                except ProcessLookupError:
-                    pass
             return
         killer = os.fork()
         if killer == 0:
@@ -758,10 +763,7 @@ def main():
     setup = recv_msg(sock)
     if setup is None:
         return
-    if os.geteuid() == 0:
-        namespaces = {"user_namespace": False, "pid_namespace": False, "notes": []}
-    else:
-        namespaces = _become_namespace_init(sock)
+    namespaces = _become_namespace_init(sock)
     server = Server(sock, setup, namespaces)
     send_msg(sock, server.hello)
     while True:
