@@ -90,7 +90,8 @@ def main() -> None:
     all_s, all_ok = grader(cases, workers=cpus)
     close_pools()
     base_rate = n / base_s
-    print(f"{n} programs, {cpus} CPUs")
+    load_avg = os.getloadavg()[0]
+    print(f"{n} programs, {cpus} CPUs, load average {load_avg:.1f}, baseline interpreter {sys.executable}")
     print(f"{'mode':44} {'programs/s':>10} {'x baseline':>10} {'accepted':>9}")
     rows = [
         ("baseline: fresh python3 per program, 1 core", n / base_s, base_ok),
