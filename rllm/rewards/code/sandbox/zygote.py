@@ -304,9 +304,12 @@ class Server:
             start = time.monotonic()
             pid = os.fork()
             if pid == 0:
-                code = 71
+                code = 71  # the sandbox itself failed: shown in the job's stderr
                 try:
                     code = self._child(job, fds, workdir)
+                except BaseException:
+                    traceback.print_exc()
+                    sys.stderr.flush()
                 finally:
                     os._exit(code)
             timed_out = not _wait_exit(pid, limit)
