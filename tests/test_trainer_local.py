@@ -3,6 +3,7 @@ end-to-end run on a real tiny model that trains, checkpoints and resumes to iden
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -20,7 +21,18 @@ from rllm.budget import Budget, SampleRecord
 from rllm.generation import SamplingConfig, encode_prompts
 from rllm.rewards import compute_score
 from rllm.trainer import checkpoint as ckpt
-from rllm.trainer.local import Task, build_rollout, main, response_log_probs, score, step_prompts
+from rllm.trainer.grpo_loss import grpo_advantages
+from rllm.trainer.local import (
+    Task,
+    TrainConfig,
+    batched_log_probs,
+    build_rollout,
+    main,
+    response_log_probs,
+    score,
+    step_prompts,
+    update_policy,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -129,6 +141,25 @@ def test_training_log_probs_equal_the_sampling_distribution(records_and_prompts,
         for i, forced in enumerate(record.forced_mask):
             if not forced:
                 assert log_probs[row, i].item() == pytest.approx(record.logprobs[i], abs=1e-4)
+
+
+def test_ppo_ratio_leaves_one_after_the_first_mini_batch(records_and_prompts, hf_generator):
+    """Old log-probs come from the rollout policy and each rollout feeds several optimizer steps,
+    so later mini-batches see ratio != 1 and the clip bites (the original's ratio was always 1)."""
+    records, prompt_ids = records_and_prompts
+    rewards = [float(i % 2) for i in range(len(records))]
+    rollout = build_rollout(prompt_ids, records, rewards, pad_id=0, train_on_forced=False)
+    model = copy.deepcopy(hf_generator.model)  # the session's generator must stay untouched
+    config = TrainConfig(
+        model="-", train_data="-", output_dir="-", batch_size=2, n=4, mini_batch_size=1,
+        micro_batch_size=2, ppo_epochs=2, kl_coef=0.0, temperature=1.0,
+    )  # fmt: skip
+    rollout.advantages = grpo_advantages(rollout.rewards, rollout.loss_mask, rollout.group)
+    rollout.old_log_probs = batched_log_probs(model, rollout, config.micro_batch_size, config.temperature)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    metrics = update_policy(model, optimizer, rollout, config)
+    assert metrics["actor/optimizer_steps"] == 4
+    assert metrics["actor/pg_clipfrac"] > 0 and abs(metrics["actor/ppo_kl"]) > 1e-4
 
 
 def make_record(text: str, truncated: bool) -> SampleRecord:
