@@ -2,7 +2,7 @@
 
 The worker is verl 0.9.1's ``AgentLoopWorker`` (config composed from verl's ``ppo_trainer.yaml``,
 prompt building, padding, masks and batch assembly all verl's). Only the LLM server is replaced:
-:class:`TinyModelServer` generates with the session's tiny transformers model and implements what
+``verl_fixtures.TinyModelServer`` generates with the session's tiny transformers model and implements what
 verl's vLLM server promises the agent loop. Each E1 case is produced by steering the policy at
 chosen response positions; every other token is the model's own greedy choice.
 """
