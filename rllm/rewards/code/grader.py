@@ -131,7 +131,9 @@ def grade_code(
         return _result(False, "no_code", "no fenced code block in the response", *rewards, tests=[])
     cap = spec.max_tests if max_tests is None else (max_tests or None)
     try:
-        problem = build_problem(code_format, ground_truth, extra_info, cap)
+        problem = build_problem(
+            code_format, ground_truth, extra_info if isinstance(extra_info, dict) else None, cap
+        )
     except GroundTruthError as exc:
         return _result(False, "format_error", str(exc), *rewards, tests=[])
     time_limit = float(timeout_per_test if timeout_per_test is not None else spec.time_limit)

@@ -215,12 +215,21 @@ def build_problem(fmt: str, ground_truth: Any, extra_info: dict | None, max_test
     if isinstance(tests, dict) and isinstance(tests.get("tests"), list | dict):
         extra_info = {**(extra_info or {}), **{k: v for k, v in tests.items() if k != "tests"}}
         tests = tests["tests"]
-    if isinstance(tests, dict):
-        cases = _inputs_outputs(tests, fmt, extra_info)
-    elif isinstance(tests, list):
-        cases = _records(tests, fmt, extra_info)
-    else:
+    if not isinstance(tests, dict | list):
         raise GroundTruthError(f"{fmt}: tests must be a list of records or an {{inputs, outputs}} dict")
+    try:
+        cases = (
+            _inputs_outputs(tests, fmt, extra_info)
+            if isinstance(tests, dict)
+            else _records(tests, fmt, extra_info)
+        )
+        for case in cases:
+            if case.mode == "call":
+                json.dumps(case.args)  # arguments travel to the sandbox as JSON
+    except GroundTruthError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise GroundTruthError(f"{fmt}: malformed tests ({type(exc).__name__}: {exc})") from exc
     if not cases:
         raise GroundTruthError(f"{fmt}: no test cases")
     return Problem(CASES, cases=_cap(cases, max_tests), total_cases=len(cases))
