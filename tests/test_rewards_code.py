@@ -103,6 +103,7 @@ def test_at_most_15_tests_with_the_longest_inputs():
         ("primeintellect", json.dumps([])),
         ("codeforces", repr([{"input": "1", "output": "1"}, "junk"])),
         ("taco", repr({"fn_name": "f", "inputs": [[{1, 2}]], "outputs": [[1]]})),  # a set is not JSON
+        ("taco", "[" * 100000),
     ],
 )
 def test_malformed_ground_truth_is_a_format_error(fmt, gt):

@@ -55,7 +55,7 @@ def load_ground_truth(raw: Any) -> Any:
         try:
             value = json.loads(value)
             continue
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         try:
             value = ast.literal_eval(value)
@@ -84,7 +84,7 @@ def _json_lines(value: Any) -> list:
             continue
         try:
             args.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):
             try:
                 args.append(ast.literal_eval(line))
             except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
@@ -97,7 +97,7 @@ def _json_value(value: Any) -> Any:
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value
 
 
@@ -228,7 +228,7 @@ def build_problem(fmt: str, ground_truth: Any, extra_info: dict | None, max_test
                 json.dumps(case.args)  # arguments travel to the sandbox as JSON
     except GroundTruthError:
         raise
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
         raise GroundTruthError(f"{fmt}: malformed tests ({type(exc).__name__}: {exc})") from exc
     if not cases:
         raise GroundTruthError(f"{fmt}: no test cases")
