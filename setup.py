@@ -21,6 +21,7 @@ EXTRAS = {
         "torch==2.13.0",
         "transformers>=5.5.3,<5.11,!=5.6.0",
         "verl==0.9.1",
+        "TransferQueue>=0.1.10",  # verl's v1 trainer data plane (verl's verl-core extra); E1's trainer reads it
         "cachetools",
         "uvicorn",
         "fastapi",
@@ -28,7 +29,7 @@ EXTRAS = {
     ],
     # GPU clusters: verl with its vLLM rollout (vLLM 0.24, torch 2.11) and flash-attn.
     "gpu": [
-        "verl[vllm]==0.9.1",
+        "verl[vllm,verl-core]==0.9.1",
         "flash-attn",
         "cachetools",
         "uvicorn",
