@@ -16,7 +16,7 @@ def extract_code(response: str | None) -> str | None:
     An unclosed final block (a response cut by its token budget) does not count, as in the
     original; an empty block is None.
     """
-    if not response:
+    if not response or not isinstance(response, str):
         return None
     blocks = _BLOCK.findall(response)
     if not blocks:

@@ -85,17 +85,21 @@ def judge_case(case: TestCase, run: RunResult, nonce: str, float_tolerance: floa
         )
     if report.get("status") == "unserializable":
         return Verdict(False, "wrong", f"returned a value that is not JSON data: {report.get('message')}")
-    value: Any = json.loads(report["value"])
     expected = case.expected
-    if values_match(value, expected, float_tolerance) or (
-        case.unwrap_list
-        and isinstance(expected, list)
-        and len(expected) == 1
-        and values_match(value, expected[0], float_tolerance)
-    ):
+    try:
+        value: Any = json.loads(report["value"])
+        matched = values_match(value, expected, float_tolerance) or (
+            case.unwrap_list
+            and isinstance(expected, list)
+            and len(expected) == 1
+            and values_match(value, expected[0], float_tolerance)
+        )
+    except (ValueError, TypeError, KeyError, RecursionError):  # a value nested beyond reason
+        matched = False
+    if matched:
         return Verdict(True, "correct")
     return Verdict(
-        False, "wrong", f"expected {json.dumps(expected)[:PREVIEW]}, got {report['value'][:PREVIEW]}"
+        False, "wrong", f"expected {json.dumps(expected)[:PREVIEW]}, got {str(report.get('value'))[:PREVIEW]}"
     )
 
 
