@@ -81,6 +81,8 @@ _NOT_PRIMARY = {
     "\\ne",
 }
 
+_FUNCTION_LETTERS = {"f", "g", "h"}
+
 Node = tuple
 
 
@@ -223,6 +225,9 @@ class _Parser:
             return ("abs", node)
         if len(token) == 1 and token.isalpha():
             self.take()
+            if self.peek() == "(" and (token.isupper() or token in _FUNCTION_LETTERS):
+                # f(x), I(0), N(n): an unknown function applied, not f times x.
+                return ("apply", token, self.group("("))
             return self.subscripted(token)
         if token.startswith("\\"):
             return self.command(token[1:])
@@ -334,6 +339,17 @@ def parse(text: str) -> Node:
         raise Unsupported("expression nested too deeply") from error
 
 
+def is_piecewise(node: Node) -> bool:
+    """Whether the tree uses floor, ceiling, factorial or binomials (constant between integers)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current[0] in ("floor", "ceil", "fact", "binom"):
+            return True
+        pending.extend(child for child in current[1:] if isinstance(child, tuple))
+    return False
+
+
 def variables(node: Node) -> set[str]:
     """Names of the free variables in a tree."""
     found: set[str] = set()
@@ -426,6 +442,11 @@ def _evaluate(node: Node, point: int) -> Value:
         return _point(node[1], point)
     if op == "call":
         return _FUNCTIONS[node[1]](_as_complex(_evaluate(node[2], point)))
+    if op == "apply":
+        # An unknown function stands for a fixed quadratic with name-derived coefficients: the
+        # same name and argument give the same value on both sides, anything else differs.
+        z = _as_complex(_evaluate(node[2], point))
+        return _point(node[1] + "()", 0) + _point(node[1] + "()", 1) * z + _point(node[1] + "()", 2) * z * z
     args = [_evaluate(child, point) for child in node[1:]]
     if op in ("add", "mul"):
         if all(isinstance(arg, Fraction) for arg in args):

@@ -8,6 +8,9 @@ parser math-verify uses), with symbol case preserved.
 
 from __future__ import annotations
 
+import functools
+import random
+
 import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
@@ -20,9 +23,34 @@ _CONFIG = ConversionConfig(
 )
 
 
+@functools.lru_cache(maxsize=1024)
 def to_sympy(latex: str) -> sympy.Basic:
-    """Parse a normalised LaTeX answer into a sympy object (raises on syntax it cannot read)."""
+    """Parse a normalised LaTeX answer into a sympy object (raises on syntax it cannot read).
+
+    Cached: in RL training the same reference answer is graded for every sample of its prompt,
+    and parsing is the slow part (tens of milliseconds).
+    """
     return latex2sympy(latex, conversion_config=_CONFIG, normalization_config=None)
+
+
+def _differ_somewhere(difference: sympy.Expr) -> bool:
+    """Whether ``difference`` is clearly non-zero at some integer point (cheap falsification:
+    integers also turn sums with symbolic bounds into finite ones)."""
+    symbols = sorted(difference.free_symbols, key=str)
+    for seed in range(2):
+        rng = random.Random(seed)
+        point = {symbol: rng.randint(2, 9) for symbol in symbols}
+        try:
+            value = complex(difference.subs(point).doit().evalf(30))
+        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+            continue
+        if abs(value) > 1e-9:
+            return True
+    return False
+
+
+def _zero(difference: sympy.Expr) -> bool:
+    return not _differ_somewhere(difference) and sympy.simplify(difference) == 0
 
 
 def expressions_equal(a: str, b: str) -> bool:
@@ -32,12 +60,10 @@ def expressions_equal(a: str, b: str) -> bool:
         return True
     if isinstance(x, sympy.Eq) and isinstance(y, sympy.Eq):
         x, y = x.lhs - x.rhs, y.lhs - y.rhs
-        if sympy.simplify(x - y) == 0 or sympy.simplify(x + y) == 0:
-            return True
-        return False
+        return _zero(x - y) or _zero(x + y)
     if not (isinstance(x, sympy.Expr) and isinstance(y, sympy.Expr)):
         return False
-    return sympy.simplify(x - y) == 0
+    return _zero(x - y)
 
 
 def _as_set(value: sympy.Basic) -> sympy.Set:
