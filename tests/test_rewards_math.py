@@ -20,9 +20,10 @@ from rllm.rewards.math.timeout import CheckTimeout, WorkerPool, default_pool
 # Loose bound for "returns quickly": generous because the test machine is shared; a hang or a
 # quadratic blow-up takes far longer.
 QUICK = 10.0
-# A check sympy cannot finish: simplifying a huge rational function.
-HARD_FOR_SYMPY = "\\sum_{k=1}^{n} \\frac{(x+1)^{40}(y-3)^{33}}{(x-1)^{35}(y+2)^{29}}"
-HARD_GOLD = "\\sum_{k=1}^{n} (x+2)^{5}"
+# A check sympy cannot finish: the integer-point falsification sees zeros (sin(pi n) = 0 at every
+# integer), so the worker goes on to simplify a huge rational function (minutes).
+HARD_FOR_SYMPY = "\\sum_{k=1}^{n}\\sin(\\pi n)\\frac{(x+1)^{40}(y-3)^{33}}{(x-1)^{35}(y+2)^{29}}"
+HARD_GOLD = "\\sum_{k=1}^{n}(x+2)^{5}\\sin(\\pi n)"
 
 
 def symbolic_equal(pred: str, gold: str) -> bool:
@@ -155,6 +156,8 @@ EQUAL = {
         ("x \\ge 2", "[2,\\infty)"),
         ("-2 \\le x \\le 7", "x \\in [-2,7]"),
         ("0<f(x)<1", "(0,1)"),
+        ("z \\in [-\\frac{3}{2}, -1] \\cup [1, \\frac{3}{2}]", "1\\leq|z|\\leq \\frac{3}{2}"),
+        ("|x| > 2", "(-\\infty,-2)\\cup(2,\\infty)"),
     ],
     "symbolic expressions": [
         ("x^2+2x+1", "(x+1)^2"),
@@ -214,7 +217,13 @@ DIFFERENT = {
         ("D = (0, 1.5)", "D = (0, 1)"),
         ("a=2, b=19", "a=19, b=2"),
     ],
-    "inequalities": [("x > -1", "x < 1"), ("x > 2", "[2,\\infty)"), ("x < 3", "x \\le 3")],
+    "inequalities": [
+        ("x > -1", "x < 1"),
+        ("x > 2", "[2,\\infty)"),
+        ("x < 3", "x \\le 3"),
+        ("z \\in [-2, -1] \\cup [1, \\frac{3}{2}]", "1\\leq|z|\\leq \\frac{3}{2}"),
+        ("|x| < 2", "[-2, 2]"),
+    ],
     "symbolic expressions": [
         ("x^2+2x+1", "(x-1)^2"),
         ("(+5)(b+2)", "(a+5)(b+2)"),
@@ -258,8 +267,8 @@ def test_every_equivalence_class_has_true_and_false_cases():
     [
         ("F_n = \\sum_{k=0}^{n-1} F_{n-k-1} F_k", "F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}", True),
         ("F_n = \\sum_{k=0}^{n-2} F_k F_{n-k-2}", "F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}", False),
-        ("z \\in [-\\frac{3}{2}, -1] \\cup [1, \\frac{3}{2}]", "1\\leq|z|\\leq \\frac{3}{2}", True),
-        ("z \\in [-2, -1] \\cup [1, \\frac{3}{2}]", "1\\leq|z|\\leq \\frac{3}{2}", False),
+        ("x^2 < 4", "(-2, 2)", True),
+        ("x^2 < 4", "(-2, 3)", False),
         ("\\int_0^1 x^2 dx", "\\frac{1}{3}", True),
         ("\\int_0^1 x^2 dx", "\\frac{1}{2}", False),
     ],
@@ -430,7 +439,7 @@ MIXED = [
     ("\\int_0^1 x^2 dx", "\\frac{1}{2}", False),
     ("3", "4", False),
     ("(1,2)", "(2,1)", False),
-    ("z \\in [-\\frac{3}{2}, -1] \\cup [1, \\frac{3}{2}]", "1\\leq|z|\\leq \\frac{3}{2}", True),
+    ("x^2 < 4", "(-2, 2)", True),
 ] * 3
 
 
