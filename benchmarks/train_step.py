@@ -8,7 +8,7 @@ in a temporary directory, then, in one run:
 2. **budget overhead**: on the same prompts, side by side and alternating, (a) the E1 rollout
    (``HFGenerator``: single pass, budget logits processor, records built) and (b) a plain
    ``generate`` of exactly as many decoding steps as (a) took, EOS ignored (``min_new_tokens =
-   max_new_tokens``, as vLLM's ``ignore_eos``), same rows, same sampling. Prints the median ratio
+   max_new_tokens``, as vLLM's ``ignore_eos``), same rows, same sampling, responses decoded. Prints the median ratio
    a / b; the goal is <= 1.05 (the budget adds at most 5% to a rollout of the same token count).
 
     python benchmarks/train_step.py [--size small] [--steps 3] [--repeats 9] [--batch-size 4] [--n 4] [--budget 64+32]
@@ -57,8 +57,9 @@ def decoding_steps(records: list[SampleRecord]) -> int:
 
 
 @torch.no_grad()
-def plain_generate(generator: HFGenerator, prompts: list, steps: int, sampling: SamplingConfig) -> None:
-    """Unconstrained sampling of exactly ``steps`` tokens per row (EOS ignored, no budget)."""
+def plain_generate(generator: HFGenerator, prompts: list, steps: int, sampling: SamplingConfig) -> list[str]:
+    """Unconstrained sampling of exactly ``steps`` tokens per row (EOS ignored, no budget), decoded
+    to text as any rollout must be for its rewards."""
     encoded = encode_prompts(generator.tokenizer, prompts)
     width = max(len(ids) for ids in encoded)
     input_ids = torch.full((len(encoded), width), generator.pad_id, dtype=torch.long)
@@ -66,17 +67,22 @@ def plain_generate(generator: HFGenerator, prompts: list, steps: int, sampling: 
     for row, ids in enumerate(encoded):
         input_ids[row, width - len(ids) :] = torch.tensor(ids)
         attention[row, width - len(ids) :] = 1
-    generator.model.generate(
+    # The same call HFGenerator makes, minus the budget processor, plus the EOS ban.
+    out = generator.model.generate(
         input_ids=input_ids.to(generator.model.device),
         attention_mask=attention.to(generator.model.device),
+        max_new_tokens=steps,
+        min_new_tokens=steps,
         do_sample=True,
         temperature=sampling.temperature,
         top_p=sampling.top_p,
+        top_k=None,
         num_return_sequences=sampling.n,
-        max_new_tokens=steps,
-        min_new_tokens=steps,
+        eos_token_id=list(generator.tokens.eos),
         pad_token_id=generator.pad_id,
+        return_dict_in_generate=True,
     )
+    return generator.tokenizer.batch_decode(out.sequences[:, width:], skip_special_tokens=True)
 
 
 def step_split(trainer: Trainer, repeats: int) -> dict[str, list[float]]:
