@@ -110,9 +110,8 @@ class _Parser:
         self.tokens = tokens
         self.pos = 0
 
-    def peek(self, offset: int = 0) -> str | None:
-        index = self.pos + offset
-        return self.tokens[index] if index < len(self.tokens) else None
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
 
     def take(self, expected: str | None = None) -> str:
         token = self.peek()
@@ -322,6 +321,9 @@ class _Parser:
                     break
                 factors.append(self.power())
             arg = factors[0] if len(factors) == 1 else ("mul", *factors)
+        if power == ("neg", ("num", Fraction(1))) and f"arc{name}" in _FUNCTIONS:
+            # \sin^{-1} x is arcsin x, not 1 / sin x.
+            name, power = f"arc{name}", None
         node: Node = ("call", name, arg)
         if base is not None:
             node = ("mul", node, ("inv", ("call", "ln", base)))

@@ -128,8 +128,9 @@ def _matching_brace(text: str, start: int) -> int:
 def _unwrap_text(text: str) -> str:
     """Replace ``\\text{...}``-like wrappers by their content.
 
-    A wrapper holding only a unit word after a value (``5 \\text{ cm}^2``) is dropped; ``and`` and
-    ``or`` inside a wrapper become list separators.
+    Wrappers of plain words that follow a value and end the answer are units or annotations and
+    are dropped (``5 \\text{ cm}^2``, ``15000 \\text{ kcal m}^{-2} \\text{yr}^{-1}``); ``and`` and ``or``
+    inside a wrapper become list separators.
     """
     while True:
         match = _TEXT_COMMAND.search(text)
@@ -163,7 +164,7 @@ def _strip_outer_braces(text: str) -> str:
     for index, char in enumerate(text):
         if char == "{" and (index == 0 or text[index - 1] != "\\"):
             openers.append(index)
-        elif char == "}" and openers and text[index - 1] != "\\":
+        elif char == "}" and openers and (index == 0 or text[index - 1] != "\\"):
             closing_of[openers.pop()] = index
     layers = 0
     while layers < len(text) // 2 and closing_of.get(layers) == len(text) - 1 - layers:

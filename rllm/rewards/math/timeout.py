@@ -60,8 +60,11 @@ class _Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise CheckTimeout("symbolic check timed out")
-            readable, _, _ = select.select([stdout], [], [], remaining)
-            if readable:
+            # poll, not select: select fails on descriptors above 1024, common in Ray or vLLM
+            # processes.
+            poller = select.poll()
+            poller.register(stdout, select.POLLIN)
+            if poller.poll(remaining * 1000):
                 chunk = os.read(stdout, 65536)
                 if not chunk:
                     raise WorkerFailed("symbolic worker exited")
