@@ -4,6 +4,8 @@ pathological inputs, process-based timeouts, and calls from threads, processes a
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -15,7 +17,7 @@ from rllm.rewards import compute_score
 from rllm.rewards.math import answers_equal, grade_math, reference_answers, warm_up
 from rllm.rewards.math.extract import answer_of, last_boxed, solution_part
 from rllm.rewards.math.grader import WorkerOracle
-from rllm.rewards.math.timeout import CheckTimeout, WorkerPool, default_pool
+from rllm.rewards.math.timeout import CheckTimeout, WorkerFailed, WorkerPool, default_pool
 
 # Loose bound for "returns quickly": generous because the test machine is shared; a hang or a
 # quadratic blow-up takes far longer.
@@ -413,6 +415,20 @@ def test_worker_pool_call_times_out():
     try:
         with pytest.raises(CheckTimeout):
             pool.call("expressions_equal", [HARD_FOR_SYMPY, HARD_GOLD], 0.5)
+        assert pool.call("expressions_equal", ["\\int_0^1 x dx", "\\frac{1}{2}"], 30) is True
+    finally:
+        pool.close()
+
+
+def test_a_worker_killed_from_outside_is_replaced():
+    pool = WorkerPool(1)
+    try:
+        assert pool.call("expressions_equal", ["\\int_0^1 x dx", "\\frac{1}{2}"], 30) is True
+        (worker,) = pool._idle
+        os.kill(worker.process.pid, signal.SIGKILL)  # as the OOM killer would
+        worker.process.wait()
+        with pytest.raises(WorkerFailed):
+            pool.call("expressions_equal", ["\\int_0^1 x dx", "\\frac{1}{2}"], 30)
         assert pool.call("expressions_equal", ["\\int_0^1 x dx", "\\frac{1}{2}"], 30) is True
     finally:
         pool.close()
