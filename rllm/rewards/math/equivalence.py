@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from fractions import Fraction
 from typing import Protocol
 
@@ -106,7 +107,10 @@ def _close(a: expr.Value, b: expr.Value) -> bool:
     absolute floor for float noise around zero (sin(pi) is 1.2e-16)."""
     if isinstance(a, Fraction) and isinstance(b, Fraction):
         return a == b
-    a, b = complex(a), complex(b)
+    try:
+        a, b = complex(a), complex(b)
+    except OverflowError:  # a rational beyond float range
+        return False
     if not (math.isfinite(abs(a)) and math.isfinite(abs(b))):
         return a == b
     return abs(a - b) <= max(RELATIVE_TOLERANCE * max(abs(a), abs(b)), ZERO_TOLERANCE)
@@ -120,11 +124,14 @@ def _rounds_to(text: str, value: expr.Value) -> bool:
     significant = (match.group(1) + match.group(2)).lstrip("0")
     if len(significant) < MIN_ROUNDED_DIGITS:
         return False
-    value = complex(value)
-    if value.imag != 0 or not math.isfinite(value.real):
+    if isinstance(value, Fraction):
+        real = value
+    elif value.imag != 0 or not math.isfinite(value.real):
         return False
+    else:
+        real = Fraction(value.real)
     places = len(match.group(2))
-    return abs(Fraction(text) - Fraction(value.real)) <= Fraction(1, 2 * 10**places) * (
+    return abs(Fraction(text) - real) <= Fraction(1, 2 * 10**places) * (
         1 + RELATIVE_TOLERANCE
     )
 
@@ -175,11 +182,18 @@ class _Comparator:
         return self.unordered(a, b)
 
     def unordered(self, a: tuple, b: tuple) -> bool:
-        """Set equality: every element of each side equals some element of the other."""
-        if set(a) == set(b):
-            return True
+        """Equality up to order: as multisets when both sides have as many elements (``16,3,3,1``
+        is not ``16,3,1,1``), as sets otherwise (a solution listed twice is still one solution)."""
         if len(a) * len(b) > MAX_PAIRINGS:
-            return False
+            return Counter(a) == Counter(b) if len(a) == len(b) else set(a) == set(b)
+        if len(a) == len(b):
+            unmatched = list(b)
+            for x in a:
+                match = next((index for index, y in enumerate(unmatched) if self.items(x, y)), None)
+                if match is None:
+                    return False
+                del unmatched[match]
+            return True
         return all(any(self.items(x, y) for y in b) for x in a) and all(
             any(self.items(y, x) for x in a) for y in b
         )
@@ -272,12 +286,15 @@ class _Comparator:
         try:
             f, g = _difference(*x.terms), _difference(*y.terms)
         except expr.Unsupported:
+            f = g = None
+        if f is None or expr.is_piecewise(f) or expr.is_piecewise(g):
+            # Sampling cannot compare these (see _samples): side by side, with the oracle's help.
             return all(self.scalars(p, q) for p, q in zip(x.terms, y.terms, strict=True))
         ratio = None
         for point in range(expr.POINTS):
             try:
                 fv, gv = complex(expr.evaluate(f, point)), complex(expr.evaluate(g, point))
-            except expr.EvalError:
+            except (expr.EvalError, OverflowError):
                 return False
             if abs(fv) <= ZERO_TOLERANCE and abs(gv) <= ZERO_TOLERANCE:
                 continue

@@ -42,7 +42,8 @@ _UNIT_WORDS = frozenset(
     yards sq square cubic cm2 m2 degree degrees deg rad radian radians second seconds sec s minute
     minutes min hour hours hr hrs h day days week weeks month months year years g kg gram grams mg
     lb lbs pound pounds oz ounce ounces l liter liters litre litres ml gallon gallons cent cents
-    dollar dollars yuan euro euros people students points mph kph
+    dollar dollars yuan euro euros people students points mph kph hz khz mhz ghz ev kev mev kj kw
+    kwh pa kpa nm mol cal kcal
     """.split()
 )
 
