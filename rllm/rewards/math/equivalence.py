@@ -131,9 +131,7 @@ def _rounds_to(text: str, value: expr.Value) -> bool:
     else:
         real = Fraction(value.real)
     places = len(match.group(2))
-    return abs(Fraction(text) - real) <= Fraction(1, 2 * 10**places) * (
-        1 + RELATIVE_TOLERANCE
-    )
+    return abs(Fraction(text) - real) <= Fraction(1, 2 * 10**places) * (1 + RELATIVE_TOLERANCE)
 
 
 def _difference(left: str, right: str) -> expr.Node:

@@ -88,7 +88,7 @@ _UNICODE = str.maketrans(
 )
 
 _SPACING = re.compile(r"(?<!\\)\\(?:quad|qquad|enspace|thinspace|medspace|thickspace|[,:;! ])|~")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])")
+_DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ)|\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])")
 _PERCENT = re.compile(r"\s*(?:\\?%|\b(?:percentage|percent|pct)\b)")
 _CURRENCY = re.compile(r"\\\$|\$|\\(?:euro|pounds|yen)(?![a-zA-Z])")
 _AND_OR = re.compile(r"(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])")
@@ -96,7 +96,7 @@ _MISSING_BRACES = re.compile(r"\\(frac|sqrt|binom)\s*(?![\s{\[])(\\[a-zA-Z]+|[^\
 _SECOND_ARG = re.compile(r"\\(frac|binom)(\{[^{}]*\})\s*(?!\{)(\\[a-zA-Z]+|[^\\\s])")
 _THOUSANDS_EXPLICIT = re.compile(r"(\d)(?:\{,\}|,\\!\s*)(?=\d{3})")
 _THOUSANDS_WHOLE = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?|-?[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?")
-_UNIT_POWER = r"(?:\^\s*\{?\s*-?\d\s*\}?)?"
+_UNIT_POWER = r"(?:\^\s*(?:\{\s*-?\d+\s*\}|-?\d))?"
 _ONLY_UNITS_LEFT = re.compile(
     rf"\s*{_UNIT_POWER}(?:\s*\\(?:{'|'.join(_TEXT_COMMANDS)})\s*\{{[a-zA-Z .~]*\}}{_UNIT_POWER})*\s*[.,;]?\s*"
 )
@@ -203,13 +203,13 @@ def _add_missing_braces(text: str) -> str:
 
 def normalize(answer: str) -> str:
     """The canonical form of one answer string (see the module docstring)."""
-    text = answer.translate(_UNICODE).strip()
+    text = _strip_outer_braces(answer.translate(_UNICODE).strip())
     for pattern, replacement in _SYMBOL_SYNONYMS:
         text = pattern.sub(replacement, text)
     text = _THOUSANDS_EXPLICIT.sub(r"\1", text)
     text = _SPACING.sub(" ", text)
-    text = _unwrap_text(text)
     text = _CURRENCY.sub("", text)
+    text = _unwrap_text(text)
     text = _DEGREES.sub("", text)
     text = _PERCENT.sub(r"\\%", text)
     text = _AND_OR.sub(",", text).strip()
