@@ -163,20 +163,20 @@ def _flag(name: str) -> str:
 
 def _parse_budget(config: TrainConfig) -> Budget:
     """The rollout budget from ``--budget`` or ``--thinking-length/--solution-length``."""
+    if config.mode not in {m.value for m in Mode}:
+        raise TrainError(f"--mode {config.mode!r} is not one of {[m.value for m in Mode]}")
+    mode = Mode(config.mode)
     split = config.thinking_length is not None or config.solution_length is not None
+    if config.budget is not None and split:
+        raise TrainError("give either --budget or --thinking-length/--solution-length, not both")
+    if split and mode in (Mode.NONE, Mode.TRUNCATE):
+        raise TrainError(f"--mode {mode.value} takes a total: use --budget, e.g. --budget 2k")
     try:
-        mode = Mode(config.mode)
-        if config.budget is not None and split:
-            raise TrainError("give either --budget or --thinking-length/--solution-length, not both")
         if split:
-            if mode in (Mode.NONE, Mode.TRUNCATE):
-                raise TrainError(f"--mode {mode.value} takes a total: use --budget, e.g. --budget 2k")
             return Budget(config.thinking_length, config.solution_length, mode)
         return Budget.parse(config.budget or "1k+1k", mode)
-    except ValueError as error:  # BudgetError, or Mode() on an unknown name
-        if isinstance(error, BudgetError):
-            raise TrainError(str(error)) from None
-        raise TrainError(f"--mode {config.mode!r} is not one of {[m.value for m in Mode]}") from None
+    except BudgetError as error:
+        raise TrainError(str(error)) from None
 
 
 def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
