@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Protocol
 
 from rllm.rewards.math import expr
+from rllm.rewards.math.inequalities import INEQUALITIES, oriented, solution_set
 from rllm.rewards.math.normalize import normalize
 from rllm.rewards.math.structure import Group, Labeled, Matrix, Relation, parse_answer
 
@@ -48,7 +49,6 @@ _DECIMAL = re.compile(r"-?(\d*)\.(\d+)")
 _BASED = re.compile(r"(\d[0-9A-Za-z]*)_\{?([2-9]|[12]\d|3[0-6])\}?")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z ]*")
 _PLAIN_VARIABLE = re.compile(r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?")
-_INEQUALITIES = {"<", ">", "\\le", "\\ge"}
 
 
 class Oracle(Protocol):
@@ -99,7 +99,7 @@ def _nesting(text: str) -> int:
 
 
 def _has_inequality(items: tuple) -> bool:
-    return any(isinstance(item, Relation) and set(item.ops) <= _INEQUALITIES for item in items)
+    return any(isinstance(item, Relation) and set(item.ops) <= INEQUALITIES for item in items)
 
 
 def _close(a: expr.Value, b: expr.Value) -> bool:
@@ -172,8 +172,8 @@ class _Comparator:
                 if (group.opener, group.closer) == ("(", ")") and len(group.items) == len(many):
                     if all(self.items(x, y) for x, y in zip(group.items, many, strict=True)):
                         return True
-            if len(one) == 1 and isinstance(one[0], Relation) and set(one[0].ops) <= _INEQUALITIES:
-                solved = _solution_set(one[0])
+            if len(one) == 1 and isinstance(one[0], Relation) and set(one[0].ops) <= INEQUALITIES:
+                solved = solution_set(one[0])
                 if solved is not None and self.unordered(solved[1], many):
                     return True
                 self.needs_sets |= solved is None or not _PLAIN_VARIABLE.fullmatch(solved[0])
@@ -263,16 +263,16 @@ class _Comparator:
     def relations(self, x: Relation, y: Relation) -> bool:
         if set(x.ops) == {"="} and set(y.ops) == {"="}:
             return self.equations(x, y)
-        a, b = _solution_set(x), _solution_set(y)
+        a, b = solution_set(x), solution_set(y)
         if a is not None and b is not None:
             if a[0] == b[0]:
                 return self.unordered(a[1], b[1])
             self.needs_sets = True
             return False
-        return _oriented(x) == _oriented(y) or (
+        return oriented(x) == oriented(y) or (
             len(x.ops) == len(y.ops)
-            and _oriented(x)[1] == _oriented(y)[1]
-            and all(self.scalars(p, q) for p, q in zip(_oriented(x)[0], _oriented(y)[0], strict=True))
+            and oriented(x)[1] == oriented(y)[1]
+            and all(self.scalars(p, q) for p, q in zip(oriented(x)[0], oriented(y)[0], strict=True))
         )
 
     def equations(self, x: Relation, y: Relation) -> bool:
@@ -307,7 +307,7 @@ class _Comparator:
         return True
 
     def relation_vs_interval(self, relation: Relation, group: Group) -> bool:
-        solved = _solution_set(relation)
+        solved = solution_set(relation)
         if solved is None:
             return False
         variable, intervals = solved
@@ -434,78 +434,3 @@ def _same_based(based_a: tuple | None, a: str, based_b: tuple | None, b: str) ->
     digits_a, base_a = based_a or (a.upper(), None)
     digits_b, base_b = based_b or (b.upper(), None)
     return digits_a == digits_b and (base_a == base_b or None in (base_a, base_b))
-
-
-_FLIP = {"<": ">", ">": "<", "\\le": "\\ge", "\\ge": "\\le", "=": "=", "\\ne": "\\ne", "\\approx": "\\approx"}
-
-
-def _oriented(relation: Relation) -> tuple[tuple, tuple]:
-    """The relation written with ``<``/``\\le`` (``a > b`` becomes ``b < a``)."""
-    if any(op in (">", "\\ge") for op in relation.ops):
-        return tuple(reversed(relation.terms)), tuple(_FLIP.get(op, op) for op in reversed(relation.ops))
-    return relation.terms, relation.ops
-
-
-def _constant(text: str) -> bool:
-    try:
-        tree = expr.parse(text)
-    except expr.Unsupported:
-        return False
-    return not (expr.variables(tree) - {"e", "i"})
-
-
-def _interval(low: str, low_closed: bool, high: str, high_closed: bool) -> Group:
-    return Group("[" if low_closed else "(", "]" if high_closed else ")", (low, high))
-
-
-def _solution_set(relation: Relation) -> tuple[str, tuple[Group, ...]] | None:
-    """``(variable, intervals)`` for ``a < x \\le b``-like relations, None for anything else.
-
-    A negated variable flips the bounds (``-x < 1`` is ``x > -1``); an absolute value unfolds
-    (``1 \\le |z| \\le 2`` is ``[-2,-1] \\cup [1,2]`` over ``z``).
-    """
-    if not set(relation.ops) <= _INEQUALITIES:
-        return None
-    terms, ops = _oriented(relation)
-    if any(op in (">", "\\ge") for op in ops):
-        return None
-    constants = [_constant(term) for term in terms]
-    if len(terms) == 3 and constants == [True, False, True]:
-        low, variable, high = terms
-        low_closed, high_closed = ops[0] == "\\le", ops[1] == "\\le"
-    elif len(terms) == 2 and constants == [False, True]:
-        variable, high = terms
-        low, low_closed, high_closed = "-\\infty", False, ops[0] == "\\le"
-    elif len(terms) == 2 and constants == [True, False]:
-        low, variable = terms
-        high, high_closed, low_closed = "\\infty", False, ops[0] == "\\le"
-    else:
-        return None
-    if variable.startswith("-") and not _constant(variable[1:]):
-        return variable[1:], (_interval(f"-({high})", high_closed, f"-({low})", low_closed),)
-    inside = re.fullmatch(r"\|([^|]+)\|", variable)
-    if inside:
-        return _unfold_absolute(inside.group(1), low, low_closed, high, high_closed)
-    return variable, (_interval(low, low_closed, high, high_closed),)
-
-
-def _unfold_absolute(variable: str, low: str, low_closed: bool, high: str, high_closed: bool):
-    """The solution set over ``variable`` of ``low < |variable| < high`` (closedness as given)."""
-    try:
-        low_value = complex(expr.evaluate(expr.parse(low)))
-    except (expr.Unsupported, expr.EvalError):
-        return None
-    if low_value.imag != 0:
-        return None
-    if low_value.real < 0 or (low_value.real == 0 and not low_closed):
-        # Only the upper bound constrains |x| < b: the symmetric interval.
-        return variable, (_interval(f"-({high})", high_closed, high, high_closed),)
-    if high == "\\infty":
-        return variable, (
-            _interval("-\\infty", False, f"-({low})", low_closed),
-            _interval(low, low_closed, "\\infty", False),
-        )
-    return variable, (
-        _interval(f"-({high})", high_closed, f"-({low})", low_closed),
-        _interval(low, low_closed, high, high_closed),
-    )
