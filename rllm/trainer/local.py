@@ -711,7 +711,8 @@ class Trainer:
         return metrics
 
     def train_step(self) -> dict[str, float]:
-        """Rollout, reward, advantages, old/ref log-probs, then the mini-batch updates."""
+        """Rollout, reward, advantages, old/ref log-probs, then the mini-batch updates. Timings:
+        ``rollout_s`` generation, ``reward_s`` grading, ``update_s`` log-probs and optimizer steps."""
         config = self.config
         started = time.perf_counter()
         indices = step_prompts(self.step, config.batch_size, len(self.train_tasks), config.seed)
@@ -745,7 +746,7 @@ class Trainer:
         metrics |= sample_metrics("rollout", records, rewards, correct, config.n)
         metrics |= {
             "rollout/loss_tokens": rollout.loss_mask.sum().item(),
-            "rollout/forced_tokens": (rollout.response_mask - rollout.loss_mask).sum().item(),
+            "rollout/forced_tokens": float(sum(sum(r.forced_mask) for r in records)),
             "timing/rollout_s": rolled - started,
             "timing/reward_s": rewarded - rolled,
             "timing/update_s": updated - rewarded,
