@@ -136,7 +136,8 @@ class VLLMGenerator:
                 for j in range(sampling.n):
                     sample = _Sample(i, j, ids)
                     if two_phase and budget.thinking == 0:
-                        sample.thinking, sample.thinking_logprobs = _close_thinking([], [], budget, tokens)
+                        no_logprobs = [] if sampling.logprobs else None
+                        sample.thinking, sample.thinking_logprobs = _close_thinking([], no_logprobs, budget, tokens)
                         self._add(pending, f"{run}-{i}-{j}-2", sample, self._phase2_params(budget, sampling, i, j))
                     elif two_phase:
                         self._add(pending, f"{run}-{i}-{j}-1", sample, self._phase1_params(budget, sampling, i, j))
@@ -144,8 +145,8 @@ class VLLMGenerator:
                         self._add(pending, f"{run}-{i}-{j}", sample, self._single_params(budget, tokens, sampling, i, j))
             while pending:
                 for output in self.engine.step():
-                    if not output.finished or output.request_id not in pending:
-                        continue
+                    if output.request_id not in pending:
+                        continue  # another caller's request on the shared engine
                     sample = pending.pop(output.request_id)
                     completion = output.outputs[0]
                     ids = list(completion.token_ids)
@@ -184,10 +185,12 @@ class VLLMGenerator:
     def _single_params(self, budget: Budget, tokens: SpecialTokens, sampling: SamplingConfig, i: int, j: int) -> Any:
         if not budget.budgeted:
             return _params(sampling, _seed(sampling, i, j, "plain"), max_tokens=budget.total)
+        # The longest response, thinking forced at t then s solution tokens, ends by max_tokens;
+        # only responses that closed thinking earlier need the forced stopping EOS (one step less).
         return _params(
             sampling,
             _seed(sampling, i, j, "single"),
-            max_tokens=budget.max_new_tokens(len(tokens.cue)),
+            max_tokens=budget.max_new_tokens(len(tokens.cue)) - 1,
             extra_args={EXTRA_ARGS_KEY: request_payload(budget, tokens)},
         )
 
@@ -203,6 +206,7 @@ class VLLMGenerator:
 
 def _params(sampling: SamplingConfig, seed: int | None, **kwargs: Any) -> Any:
     from vllm import SamplingParams
+    from vllm.sampling_params import RequestOutputKind
 
     return SamplingParams(
         n=1,
@@ -212,6 +216,8 @@ def _params(sampling: SamplingConfig, seed: int | None, **kwargs: Any) -> Any:
         seed=seed,
         logprobs=0 if sampling.logprobs else None,
         detokenize=False,  # records are decoded from token ids by build_record
+        # Only finished outputs: the default (cumulative) copies every request's tokens every step.
+        output_kind=RequestOutputKind.FINAL_ONLY,
         **kwargs,
     )
 

@@ -86,28 +86,36 @@ class _Tracked:
     temperature: float
     state: BudgetState = field(init=False)
     consumed: int = 0
+    # The last forced_token() answer, valid until the next advance(); None = not asked yet.
+    forced: int | None = None
+    asked: bool = False
 
     def __post_init__(self) -> None:
         self.state = BudgetState(self.budget, self.tokens)
 
-    def sync(self) -> BudgetState:
-        """Feed the state the tokens appended since the last call (real ids only)."""
+    def next_forced(self) -> int | None:
+        """Sync, then the token the rule forces at this step (None: sample freely)."""
         output = self.output
         if len(output) < self.consumed:
             # The runner discarded output tokens (KV-load failure, async spec-decode correction):
             # rare, so replay the remaining list rather than keep undo information.
             self.state = BudgetState(self.budget, self.tokens)
-            self.consumed = 0
+            self.consumed, self.asked = 0, False
         while self.consumed < len(output):
             token = output[self.consumed]
             if token < 0:
                 break  # async-scheduling placeholder: its id is not known yet
             # advance() relies on forced_token() having been asked first (it is what turns a
-            # full thinking budget into the forcing phase); a replay of several tokens must ask too.
-            self.state.forced_token()
+            # full thinking budget into the forcing phase); a replay of several tokens must ask
+            # before each one. The answer from the previous step still holds for its token.
+            if not self.asked:
+                self.state.forced_token()
             self.state.advance(token)
             self.consumed += 1
-        return self.state
+            self.asked = False
+        if not self.asked:
+            self.forced, self.asked = self.state.forced_token(), True
+        return self.forced
 
 
 class E1LogitsProcessor(LogitsProcessor):
@@ -154,40 +162,23 @@ class E1LogitsProcessor(LogitsProcessor):
             return logits
         forced_rows: list[int] = []
         forced_ids: list[int] = []
-        redirects: dict[SpecialTokens, tuple[list[int], list[float]]] = {}
+        # Rows to redirect, grouped so each group is a few vectorised ops with a scalar temperature
+        # (a batch usually holds one group).
+        redirects: dict[tuple[SpecialTokens, float], list[int]] = {}
         for row, tracked in self.requests.items():
-            state = tracked.sync()
-            forced = state.forced_token()
+            forced = tracked.next_forced()
             if forced is not None:
                 forced_rows.append(row)
                 forced_ids.append(forced)
-            elif state.redirect_eos():
-                rows, temperatures = redirects.setdefault(tracked.tokens, ([], []))
-                rows.append(row)
-                temperatures.append(tracked.temperature)
-        for tokens, (rows, temperatures) in redirects.items():
-            self._redirect_eos(logits, tokens, rows, temperatures)
+            elif tracked.state.redirect_eos():
+                redirects.setdefault((tracked.tokens, tracked.temperature), []).append(row)
+        for (tokens, temperature), rows in redirects.items():
+            _redirect_eos(logits, tokens, torch.tensor(rows, device=logits.device), temperature)
         if forced_rows:
             rows_t = torch.tensor(forced_rows, device=logits.device)
-            logits[rows_t] = -float("inf")
+            logits.index_fill_(0, rows_t, -float("inf"))
             logits[rows_t, torch.tensor(forced_ids, device=logits.device)] = 0.0
         return logits
-
-    @staticmethod
-    def _redirect_eos(logits: torch.Tensor, tokens: SpecialTokens, rows: list[int], temperatures: list[float]) -> None:
-        rows_t = torch.tensor(rows, device=logits.device)
-        columns = torch.tensor((tokens.think_close, *tokens.eos), device=logits.device)
-        candidates = logits[rows_t.unsqueeze(1), columns.unsqueeze(0)]
-        temperature = torch.tensor(temperatures, device=logits.device, dtype=logits.dtype).unsqueeze(1)
-        greedy = temperature < _GREEDY_EPS
-        safe = torch.where(greedy, torch.ones_like(temperature), temperature)
-        merged = torch.where(
-            greedy.squeeze(1),
-            candidates.max(dim=1).values,
-            safe.squeeze(1) * torch.logsumexp(candidates / safe, dim=1),
-        )
-        logits[rows_t, tokens.think_close] = merged
-        logits[rows_t.unsqueeze(1), columns[1:].unsqueeze(0)] = -float("inf")
 
     def _tokens(self, payload: dict[str, Any]) -> SpecialTokens:
         tokens = _payload_tokens(payload)
@@ -215,3 +206,17 @@ def _engine_tokens(vllm_config: VllmConfig) -> tuple[SpecialTokens | None, str]:
         return SpecialTokens.from_tokenizer(tokenizer), ""
     except Exception as error:  # noqa: BLE001 - reported when a request needs these ids
         return None, f"{type(error).__name__}: {error}"
+
+
+def _redirect_eos(logits: torch.Tensor, tokens: SpecialTokens, rows: torch.Tensor, temperature: float) -> None:
+    """Move the EOS tokens' probability mass at ``temperature`` onto ``</think>`` in ``rows``."""
+    merged = logits[rows, tokens.think_close]
+    greedy = temperature < _GREEDY_EPS
+    if not greedy:
+        merged = merged / temperature
+    for eos in tokens.eos:
+        other = logits[rows, eos]
+        merged = torch.maximum(merged, other) if greedy else torch.logaddexp(merged, other / temperature)
+    logits[rows, tokens.think_close] = merged if greedy else merged * temperature
+    for eos in tokens.eos:
+        logits[rows, eos] = -float("inf")
