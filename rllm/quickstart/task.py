@@ -8,25 +8,32 @@ steps down solves it and one that must answer at once is left guessing (10% by c
 Chain-of-thought traces come in two styles, as real reasoning models ramble or not:
 
 - concise: ``7+5=2`` per step;
-- verbose: ``7+5=2, check 2-5=7`` per step (the same state, about twice the tokens).
+- verbose: ``7+5=2;2-5=7`` per step (the step, then a check undoing it: the same state, twice
+  the tokens).
 
 Warm-starting on a mix of both gives a model that sometimes thinks verbosely; under a tight
 thinking budget only concise thinking finishes, which is the pressure E1 training acts on.
 
-Rows are written in verl's RL parquet format and graded by the project's math reward.
+Usage: ``python -m rllm.quickstart.task --out DIR [--train-size 2000 --test-size 200 --seed 0]``
+
+Rows are written in verl's RL parquet format and graded by the project's math reward. The
+question is written tersely (``7+5-3+9=?``) and the original's math instruction ("Let's think
+step by step and output the final answer within \\boxed{}.") is left out: on a CPU every prompt
+token costs training time, and a model that only ever sees this task gains nothing from it.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from rllm.data.prompts import math_prompt
-
 DATA_SOURCE = "digit_chain"
+OPERANDS = tuple(sign * d for d in range(1, 10) for sign in (1, -1))  # +1, -1, ..., +9, -9
 
 
 @dataclass(frozen=True)
@@ -49,8 +56,9 @@ class Problem:
 
     @property
     def question(self) -> str:
-        ops = ", ".join(f"{'+' if d > 0 else '-'}{abs(d)}" for d in self.operations)
-        return f"Start with {self.start}. Apply {ops}, keeping only the last digit each time. What is the result?"
+        # No spaces: the operations are then the same tokens in the question as in the steps.
+        ops = "".join(f"{'+' if d > 0 else '-'}{abs(d)}" for d in self.operations)
+        return f"{self.start}{ops}=?"
 
     def thinking(self, verbose: bool) -> str:
         """The worked steps, one per line (the text between the prompt's ``<think>`` and ``</think>``)."""
@@ -58,7 +66,7 @@ class Problem:
         for operand, state in zip(self.operations, self.states, strict=True):
             step = f"{value}{'+' if operand > 0 else '-'}{abs(operand)}={state}"
             if verbose:
-                step += f", check {state}{'-' if operand > 0 else '+'}{abs(operand)}={value}"
+                step += f";{state}{'-' if operand > 0 else '+'}{abs(operand)}={value}"
             lines.append(step)
             value = state
         return "\n".join(lines) + "\n"
@@ -69,25 +77,29 @@ class Problem:
 
 
 def sample_problems(count: int, min_steps: int, max_steps: int, seed: int) -> list[Problem]:
-    """``count`` random problems with ``min_steps..max_steps`` operations (inclusive), operands 1..9."""
-    if not 1 <= min_steps <= max_steps:
-        raise ValueError(f"need 1 <= min_steps <= max_steps, got {min_steps}..{max_steps}")
+    """``count`` random problems with ``min_steps..max_steps`` operations (inclusive), operands 1..9.
+
+    The operations of a problem are distinct, so each one is identified by the one before it:
+    a small model finds its next operation in the question by matching the last one it wrote.
+    """
+    if not 1 <= min_steps <= max_steps <= len(OPERANDS):
+        raise ValueError(f"need 1 <= --min-steps <= --max-steps <= {len(OPERANDS)}, got {min_steps}..{max_steps}")
     rng = random.Random(seed)
     problems = []
     for _ in range(count):
         steps = rng.randint(min_steps, max_steps)
-        operations = tuple(rng.choice((1, -1)) * rng.randint(1, 9) for _ in range(steps))
+        operations = tuple(rng.sample(OPERANDS, steps))
         problems.append(Problem(rng.randint(0, 9), operations))
     return problems
 
 
 def to_rl_rows(problems: list[Problem], split: str) -> pd.DataFrame:
-    """verl RL rows: the math prompt of the original, a rule-based ground truth."""
+    """verl RL rows: the terse question as the user message, a rule-based ground truth."""
     return pd.DataFrame(
         [
             {
                 "data_source": DATA_SOURCE,
-                "prompt": [{"role": "user", "content": math_prompt(p.question)}],
+                "prompt": [{"role": "user", "content": p.question}],
                 "ability": "math",
                 "reward_model": {"style": "rule", "ground_truth": str(p.answer)},
                 "extra_info": {"split": split, "index": i, "steps": len(p.operations)},
@@ -103,7 +115,7 @@ def to_sft_rows(problems: list[Problem], verbose_fraction: float, seed: int) -> 
     return pd.DataFrame(
         [
             {
-                "prompt": [{"role": "user", "content": math_prompt(p.question)}],
+                "prompt": [{"role": "user", "content": p.question}],
                 "response": p.response(verbose=rng.random() < verbose_fraction),
             }
             for p in problems
@@ -116,8 +128,8 @@ def write_task(
     *,
     train_size: int = 2000,
     test_size: int = 200,
-    min_steps: int = 3,
-    max_steps: int = 8,
+    min_steps: int = 2,
+    max_steps: int = 6,
     verbose_fraction: float = 0.5,
     seed: int = 0,
 ) -> dict[str, Path]:
@@ -134,3 +146,35 @@ def write_task(
     to_rl_rows(train, "train").to_parquet(paths["train"])
     to_rl_rows(test, "test").to_parquet(paths["test"])
     return paths
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m rllm.quickstart.task",
+        description="Write the digit-chain task: sft.parquet, train.parquet and test.parquet.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--out", required=True, help="directory to write the parquet files to")
+    parser.add_argument("--train-size", type=int, default=2000, help="problems for SFT and RL")
+    parser.add_argument("--test-size", type=int, default=200, help="held-out problems for evaluation")
+    parser.add_argument("--min-steps", type=int, default=2, help="fewest operations per problem")
+    parser.add_argument("--max-steps", type=int, default=6, help="most operations per problem")
+    parser.add_argument("--verbose-fraction", type=float, default=0.5,
+                        help="fraction of SFT traces written in the verbose style")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.train_size < 1 or args.test_size < 1:
+        sys.exit(f"task: --train-size and --test-size must be >= 1, got {args.train_size} and {args.test_size}")
+    if not 0.0 <= args.verbose_fraction <= 1.0:
+        sys.exit(f"task: --verbose-fraction must be in [0, 1], got {args.verbose_fraction}")
+    try:
+        paths = write_task(args.out, train_size=args.train_size, test_size=args.test_size,
+                           min_steps=args.min_steps, max_steps=args.max_steps,
+                           verbose_fraction=args.verbose_fraction, seed=args.seed)
+    except ValueError as error:
+        sys.exit(f"task: {error}")
+    print(f"task: wrote {', '.join(str(p) for p in paths.values())}")
+
+
+if __name__ == "__main__":
+    main()
