@@ -86,7 +86,7 @@ class _Tracked:
     temperature: float
     state: BudgetState = field(init=False)
     consumed: int = 0
-    # The last forced_token() answer, valid until the next advance(); None = not asked yet.
+    # forced_token()'s answer for the current state; valid while ``asked`` (until the next advance()).
     forced: int | None = None
     asked: bool = False
 
