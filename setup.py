@@ -11,7 +11,7 @@ CORE = [
     "matplotlib",
     "requests",
     "sortedcontainers",
-    "pylatexenc",
+    "latex2sympy2_extended",  # LaTeX parsing in the math grader's sympy fallback
     "gdown",
 ]
 
