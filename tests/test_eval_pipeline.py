@@ -301,6 +301,45 @@ def test_changed_settings_never_reuse_records(hf_generator, data_dir, tmp_path):
     assert layout.budget_key(Budget(16, 8)) == "16+8"
 
 
+def test_ctrl_c_then_rerun_resumes(tiny_model_dir, data_dir, tmp_path):
+    """A real SIGINT to the command mid-run: exit 130, graded samples kept, the re-run finishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    argv = [
+        sys.executable, "-m", "rllm.eval", "--model", str(tiny_model_dir), "--data-dir", str(data_dir),
+        "--datasets", "toymath", "--output-dir", str(out), "--backend", "hf", "--dtype", "float32",
+        "--n", "4", "--budgets", "384+192", "--batch-size", "1", "--seed", "0", "--score-workers", "1",
+        "--no-progress", "--no-plots",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    records = out / "records" / "toymath"
+    while time.monotonic() < deadline and process.poll() is None:
+        files = list(records.glob("*/samples.jsonl"))
+        if files and files[0].read_text().count("\n") >= 1:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-2000:]
+    assert "re-run the same command to resume" in err
+    (store,) = records.glob("*/samples.jsonl")
+    saved = store.read_text().count("\n")
+    assert 1 <= saved < 12
+
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{12 - saved} samples generated, {saved} reused" in done.stdout
+    frame = pd.read_parquet(out / "toymath.parquet")
+    assert len(frame) == 3 and all(len(r) == 4 for r in frame["responses"])
+
+
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_eval_model_sh_with_vllm_backend(tiny_model_dir, data_dir, tmp_path):

@@ -149,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     except (BudgetError, DataError, EngineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: every graded sample is saved under <output-dir>/records; "
+            "re-run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -195,14 +202,6 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         vllm_options=vllm_options,
     )
-    try:
-        result = Evaluation(config, generator).run(datasets)
-    except KeyboardInterrupt:
-        print(
-            f"\ninterrupted: graded samples are saved under {output_dir / 'records'}; "
-            "re-run the same command to resume",
-            file=sys.stderr,
-        )
-        return 130
+    result = Evaluation(config, generator).run(datasets)
     print(f"{result.generated} samples generated, {result.reused} reused; outputs in {output_dir}")
     return 0

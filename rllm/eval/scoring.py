@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -58,6 +59,12 @@ def grade(
         "reason": str(result.get("reason", "correct" if acc else "wrong")),
         "details": details,
     }
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C (sent to the whole foreground process group) to the parent, which
+    stops them; otherwise every worker would print its own KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class ScoringPool:
