@@ -20,7 +20,7 @@ from rllm.rewards import compute_score
 
 def test_problem_steps_and_answer():
     problem = Problem(7, (5, -3, 9))
-    assert problem.question == "7+5-3+9=?"
+    assert problem.question == "7 +5 -3 +9 =?"
     assert problem.states == [2, 9, 8]
     assert problem.thinking(verbose=False) == "7+5=2\n2-3=9\n9+9=8\n"
     assert problem.thinking(verbose=True) == "7+5=2;2-5=7\n2-3=9;9+3=2\n9+9=8;8-9=9\n"

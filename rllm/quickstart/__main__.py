@@ -20,6 +20,7 @@ HELP = {
     "min_steps": "fewest operations per problem",
     "max_steps": "most operations per problem",
     "verbose_fraction": "fraction of SFT traces in the verbose style",
+    "max_operand": "operations are +-1 .. +-this (mod-10 digits)",
     "model_size": "rllm.testing.tiny_model size to build and warm-start",
     "sft_steps": "SFT optimizer steps",
     "sft_batch_size": "SFT sequences per step",

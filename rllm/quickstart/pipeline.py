@@ -44,23 +44,24 @@ class Settings:
     train_size: int = 2000
     test_size: int = 200
     min_steps: int = 2
-    max_steps: int = 6
+    max_steps: int = 5
     verbose_fraction: float = 0.5
+    max_operand: int = 3
     # the warm start
-    model_size: str = "quick"
-    sft_steps: int = 800
+    model_size: str = "tiny"
+    sft_steps: int = 1200
     sft_batch_size: int = 32
-    sft_lr: float = 2e-3
+    sft_lr: float = 3e-3
     # budgeted evaluation: e1/s1 at t+s for each t, truncate at the same totals t+s
-    thinking_budgets: tuple[int, ...] = (8, 16, 24, 32, 48)
+    thinking_budgets: tuple[int, ...] = (8, 12, 16, 20, 24, 32, 48)
     solution_budget: int = 16
-    max_length: int = 160
-    eval_n: int = 1
+    max_length: int = 128
+    eval_n: int = 2
     temperature: float = 0.6
     # E1 training
-    train_thinking: int = 24
+    train_thinking: int = 20
     train_solution: int = 16
-    grpo_steps: int = 30
+    grpo_steps: int = 40
     grpo_batch_size: int = 16
     grpo_n: int = 8
     grpo_lr: float = 2e-4
@@ -111,8 +112,9 @@ PRESETS: dict[str, Settings] = {
         sft_steps=150,
         sft_batch_size=16,
         sft_lr=3e-3,
-        thinking_budgets=(8, 24),
+        thinking_budgets=(8, 20),
         max_length=96,
+        eval_n=1,
         grpo_steps=3,
         grpo_batch_size=4,
         grpo_n=4,
@@ -191,7 +193,8 @@ def build_stages(settings: Settings, layout: Layout) -> list[Stage]:
         Stage("task", "rllm.quickstart.task", [
             "--out", str(layout.task), "--train-size", str(s.train_size), "--test-size", str(s.test_size),
             "--min-steps", str(s.min_steps), "--max-steps", str(s.max_steps),
-            "--verbose-fraction", str(s.verbose_fraction), "--seed", str(s.seed),
+            "--verbose-fraction", str(s.verbose_fraction), "--max-operand", str(s.max_operand),
+            "--seed", str(s.seed),
         ], layout.task),
         Stage("init", "rllm.testing.tiny_model", [
             "--out", str(layout.init_model), "--size", s.model_size, "--init", "standard", "--seed", str(s.seed),

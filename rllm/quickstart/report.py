@@ -98,6 +98,7 @@ def findings(settings: Settings, models: Mapping[str, Entries], none: Mapping[st
         "claim": "Figure 1 ordering at tight budgets (e1 >= s1 >= truncate), warm-started model",
         "tight_budgets": f"t below the unconstrained mean thinking length ({natural:.1f} tokens)",
         "per_budget": ordering,
+        "holds_at": f"{sum(o['holds'] for o in ordering)} of {len(ordering)} tight budgets",
         "reproduced": all(o["holds"] for o in ordering),
     }]
 
@@ -320,7 +321,9 @@ def _claim_numbers(claim: Mapping[str, Any]) -> str:
         else:
             parts.append(f"{b['budget']}: e1 {b['e1']:.1f}, s1 {b['s1']:.1f}, truncate {b['truncate']:.1f}"
                          f"{'' if b['holds'] else ' (order broken)'}")
-    return "; ".join(parts) + "."
+    summary = f" Holds at {claim['holds_at']}." if "holds_at" in claim else ""
+    risen = f" Significant rise at {claim['risen_significantly']}." if "risen_significantly" in claim else ""
+    return "; ".join(parts) + "." + summary + risen
 
 
 _PLOT_TEXT = {

@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for flag, path in (("--model", args.model), ("--data", args.data)):
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     if not {"prompt", "response"} <= columns:
         sys.exit(f"sft: {args.data} needs columns 'prompt' and 'response', found {sorted(columns)}")
     out = train(args.model, args.data, args.output_dir, steps=args.steps, batch_size=args.batch_size,
-                lr=args.lr, warmup=args.warmup, seed=args.seed)
+                lr=args.lr, warmup=args.warmup, weight_decay=args.weight_decay, seed=args.seed)
     print(f"sft: wrote {out}")
 
 
