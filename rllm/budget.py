@@ -179,7 +179,9 @@ class BudgetState:
 
     Use: before each decoding step ask :meth:`forced_token` (a token that must be emitted now,
     or None for free sampling) and :meth:`redirect_eos` (whether EOS must be turned into
-    ``</think>`` now); after the step call :meth:`advance` with the emitted token.
+    ``</think>`` now); after the step call :meth:`advance` with the emitted token. The queries
+    have no side effects: all transitions happen in :meth:`advance` (and at construction, for
+    ``t = 0``), so replaying emitted tokens through :meth:`advance` alone is exact.
     """
 
     budget: Budget
@@ -192,17 +194,17 @@ class BudgetState:
     eos_in_thinking: bool = False
     forced_eos: bool = False
     _queue: list[int] = field(default_factory=list)
+    budgeted: bool = field(init=False)  # a plain bool: read at every step of every request
 
-    @property
-    def budgeted(self) -> bool:
-        return self.budget.budgeted
+    def __post_init__(self) -> None:
+        self.budgeted = self.budget.budgeted
+        if self.budgeted and self.budget.thinking == 0:
+            self._force_close()
 
     def forced_token(self) -> int | None:
         """The token that must be emitted next, or None if the model samples freely."""
         if not self.budgeted:
             return None
-        if self.phase is Phase.THINKING and self.thinking_sampled >= self.budget.thinking:  # type: ignore[operator]
-            self._force_close()
         if self.phase is Phase.FORCING:
             return self._queue[0]
         if self.phase is Phase.SOLUTION and self.solution_sampled >= self.budget.solution:  # type: ignore[operator]
@@ -235,6 +237,8 @@ class BudgetState:
                 self._force_close()
             else:
                 self.thinking_sampled += 1
+                if self.thinking_sampled >= self.budget.thinking:  # type: ignore[operator]
+                    self._force_close()
         elif self.phase is Phase.SOLUTION:
             if self.solution_sampled >= self.budget.solution:  # type: ignore[operator]
                 self.forced_eos = True
@@ -303,7 +307,8 @@ def build_record(
     ``token_ids`` are what the engine emitted after the prompt (padding removed). A forced
     stopping EOS at the solution budget is stripped. ``length_capped`` says the engine stopped
     because it reached its own token limit (so a sample without EOS counts as truncated).
-    ``eos_in_thinking`` marks that a two-phase driver dropped an EOS sampled during thinking.
+    ``eos_in_thinking`` marks that a two-phase driver dropped an EOS sampled during thinking and
+    appended ``</think>``: that ``</think>`` is recorded as forced.
     """
     state = BudgetState(budget, tokens)
     kept: list[int] = []
@@ -322,6 +327,8 @@ def build_record(
         logprobs = list(logprobs[: len(kept)])
 
     close_at = kept.index(tokens.think_close) if tokens.think_close in kept else None
+    if eos_in_thinking and close_at is not None:
+        forced[close_at] = True  # a two-phase driver appended it after dropping the sampled EOS
     if close_at is None:
         thinking_ids, solution_ids, tail_start = kept, [], len(kept)
     else:

@@ -166,3 +166,25 @@ def test_state_advances_in_constant_time_per_token(special):
             state.advance(state.forced_token())
     assert state.thinking_sampled == 10_000 and state.solution_sampled == 9_999
     assert not state._queue
+
+
+def test_queries_have_no_side_effects_so_advance_alone_replays(special):
+    # t = 0 in s1: the close and the cue are due before any token is emitted.
+    budget = Budget(0, 4, Mode.S1)
+    state = BudgetState(budget, special)
+    for token in [special.think_close, *special.cue]:
+        assert state.phase is Phase.FORCING
+        state.advance(token)
+    assert state.phase is Phase.SOLUTION and state.forced_close
+    # asking repeatedly never changes the answer
+    state = BudgetState(Budget(2, 4), special)
+    state.advance(10)
+    assert [state.forced_token() for _ in range(3)] == [None] * 3
+    state.advance(11)
+    assert state.forced_token() == special.think_close == state.forced_token()
+
+
+def test_two_phase_eos_in_thinking_marks_the_appended_close_forced(special):
+    record = build_record([10, special.think_close, 11, special.eos[0]], Budget(8, 4), special, eos_in_thinking=True)
+    assert record.forced_close and record.forced_mask == [False, True, False, False]
+    assert record.thinking_tokens == 1 and record.eos_in_thinking

@@ -39,10 +39,12 @@ def check_budgeted(record: SampleRecord, budget: Budget, tokens: SpecialTokens) 
     close = ids.index(tokens.think_close)
     assert record.thinking_tokens == close <= budget.thinking
     assert not any(t in tokens.eos for t in ids[:close]), "EOS inside thinking"
-    # Forced iff the model did not sample </think> within t sampled thinking tokens.
-    assert record.forced_close == (close == budget.thinking)
+    # Forced iff the model did not sample </think> within t sampled thinking tokens (or, in
+    # two-phase, sampled EOS there: the EOS is dropped and </think> alone is appended).
+    at_budget = close == budget.thinking
+    assert record.forced_close == (at_budget or record.eos_in_thinking)
     assert record.forced_mask[close] == record.forced_close
-    forced_tail = list(tokens.cue) if budget.mode is Mode.S1 and record.forced_close else []
+    forced_tail = list(tokens.cue) if budget.mode is Mode.S1 and at_budget else []
     assert ids[close + 1 : close + 1 + len(forced_tail)] == forced_tail
     solution = ids[close + 1 + len(forced_tail) :]
     assert record.solution_tokens == len(solution) <= budget.solution

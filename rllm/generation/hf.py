@@ -74,16 +74,19 @@ class HFGenerator:
     for the same prompts, batch size and device.
     """
 
-    def __init__(
-        self, model: Any, tokenizer: Any, *, batch_size: int = 16, cue: str | None = None, two_phase: bool = False
-    ):
+    def __init__(self, model: Any, tokenizer: Any, *, batch_size: int = 16, two_phase: bool = False):
         self.model = model.eval()
         self.two_phase = two_phase
         self.tokenizer = tokenizer
         self.batch_size = batch_size
-        kwargs = {} if cue is None else {"cue": cue}
-        self.tokens = SpecialTokens.from_tokenizer(tokenizer, **kwargs)
+        eos = model.generation_config.eos_token_id if getattr(model, "generation_config", None) else None
+        self._extra_eos = tuple(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        self.tokens = self.tokens_for(Budget(0, 1))
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.tokens.eos[0]
+
+    def tokens_for(self, budget: Budget) -> SpecialTokens:
+        """Token ids for ``budget`` (its s1 cue included); generation-config EOS ids count as EOS."""
+        return SpecialTokens.from_tokenizer(self.tokenizer, budget.cue, self._extra_eos)
 
     @classmethod
     def from_pretrained(
@@ -111,24 +114,25 @@ class HFGenerator:
     ) -> list[SampleRecord]:
         if self.two_phase and budget.budgeted:
             return self._generate_two_phase(batch, first_index, budget, sampling)
+        tokens = self.tokens_for(budget)
         rows = len(batch) * sampling.n
-        states = [BudgetState(budget, self.tokens) for _ in range(rows)]
+        states = [BudgetState(budget, tokens) for _ in range(rows)]
         generated, logprobs = self._run(
-            batch, sampling, budget.max_new_tokens(len(self.tokens.cue)), list(self.tokens.eos), states
+            batch, sampling, budget.max_new_tokens(len(tokens.cue)), list(tokens.eos), states
         )
         records = []
         for row, ids in enumerate(generated):
-            emitted = _until_first_eos(ids, self.tokens.eos)
+            emitted = _until_first_eos(ids, tokens.eos)
             records.append(
                 build_record(
                     emitted,
                     budget,
-                    self.tokens,
+                    tokens,
                     self.tokenizer,
                     prompt_index=first_index + row // sampling.n,
                     sample_index=row % sampling.n,
                     logprobs=logprobs[row][: len(emitted)] if logprobs is not None else None,
-                    length_capped=len(emitted) == len(ids) and (not emitted or emitted[-1] not in self.tokens.eos),
+                    length_capped=len(emitted) == len(ids) and (not emitted or emitted[-1] not in tokens.eos),
                 )
             )
         return records
@@ -136,8 +140,9 @@ class HFGenerator:
     def _generate_two_phase(
         self, batch: list[list[int]], first_index: int, budget: Budget, sampling: SamplingConfig
     ) -> list[SampleRecord]:
-        close, eos = self.tokens.think_close, self.tokens.eos
-        forced_close = [close, *self.tokens.cue] if budget.mode.value == "s1" else [close]
+        tokens = self.tokens_for(budget)
+        close, eos = tokens.think_close, tokens.eos
+        forced_close = [close, *tokens.cue] if budget.mode.value == "s1" else [close]
         if budget.thinking == 0:
             thinking = [[] for _ in range(len(batch) * sampling.n)]
         else:
@@ -146,8 +151,10 @@ class HFGenerator:
         for row, ids in enumerate(thinking):
             ids = _until_first_eos(ids, (close, *eos))
             dropped = bool(ids) and ids[-1] in eos
-            if dropped or not ids or ids[-1] != close:
-                ids = (ids[:-1] if dropped else ids) + forced_close
+            if dropped:  # EOS is replaced by </think> alone, as the single pass's redirect does
+                ids = ids[:-1] + [close]
+            elif not ids or ids[-1] != close:
+                ids = ids + forced_close
             prefixes.append(batch[row // sampling.n] + ids)
             eos_dropped.append(dropped)
         answers, _ = self._run(prefixes, SamplingConfig(1, *_sampling_tail(sampling)), budget.solution, list(eos), None)
@@ -158,7 +165,7 @@ class HFGenerator:
                 build_record(
                     response,
                     budget,
-                    self.tokens,
+                    tokens,
                     self.tokenizer,
                     prompt_index=first_index + row // sampling.n,
                     sample_index=row % sampling.n,

@@ -233,16 +233,20 @@ def _seed(sampling: SamplingConfig, prompt_index: int, sample_index: int, stream
 def _close_thinking(
     ids: list[int], logprobs: list[float] | None, budget: Budget, tokens: SpecialTokens
 ) -> tuple[list[int], list[float] | None]:
-    """Phase-1 tokens as phase 2 sees them: EOS dropped, ``</think>`` (+ s1 cue) appended if not sampled.
+    """Phase-1 tokens as phase 2 sees them: ``</think>`` (+ the s1 cue at the budget) appended if not sampled.
 
-    Forced tokens get a NaN logprob: two-phase never computes the model's logprob for them.
+    A sampled EOS is dropped and replaced by ``</think>`` alone (no cue), which is what the single
+    pass's EOS redirect produces. Forced tokens get a NaN logprob: two-phase never computes the
+    model's logprob for them.
     """
     if ids and ids[-1] == tokens.think_close:
         return ids, logprobs
     if ids and ids[-1] in tokens.eos:
         ids = ids[:-1]
         logprobs = logprobs[:-1] if logprobs is not None else None
-    forced = [tokens.think_close, *(tokens.cue if budget.mode is Mode.S1 else ())]
+        forced = [tokens.think_close]
+    else:
+        forced = [tokens.think_close, *(tokens.cue if budget.mode is Mode.S1 else ())]
     return ids + forced, (logprobs + [float("nan")] * len(forced)) if logprobs is not None else None
 
 
