@@ -89,11 +89,16 @@ def findings(settings: Settings, models: Mapping[str, Entries], none: Mapping[st
     sft, e1 = models["sft"], models["e1"]
     natural = none["sft"]["metrics"]["mean_thinking_tokens"]
     tight = [t for t in budgets if t < natural] or budgets[:1]
+    truncate_curve = sorted((e["metrics"]["mean_total_tokens"], _acc(e)) for e in sft.values()
+                            if e["mode"] == Mode.TRUNCATE.value)
     ordering = []
     for t in tight:
         accs = {mode.value: _acc(sft[_key(mode, t, s)]) for mode in MODE_ORDER}
+        e1_tokens = sft[_key(Mode.E1, t, s)]["metrics"]["mean_total_tokens"]
         ordering.append({"budget": f"{t}+{s}", **accs,
-                         "holds": accs["e1"] >= accs["s1"] >= accs["truncate"]})
+                         "holds": accs["e1"] >= accs["s1"] >= accs["truncate"],
+                         "e1_tokens": e1_tokens,
+                         "truncate_at_e1_tokens": _interpolate(truncate_curve, e1_tokens)})
     result = [{
         "claim": "Figure 1 ordering at tight budgets (e1 >= s1 >= truncate), warm-started model",
         "tight_budgets": f"t below the unconstrained mean thinking length ({natural:.1f} tokens)",
@@ -137,6 +142,14 @@ def findings(settings: Settings, models: Mapping[str, Entries], none: Mapping[st
         "reproduced": tokens_after < tokens_before,
     })
     return result
+
+
+def _interpolate(curve: list[tuple[float, float]], x: float) -> float | None:
+    """``y`` at ``x`` on the piecewise-linear ``curve`` (sorted by x); None outside its range."""
+    for (x0, y0), (x1, y1) in zip(curve, curve[1:], strict=False):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return None
 
 
 def write_report(settings: Settings, layout: Layout, records: Sequence[StageRecord]) -> Path:
@@ -216,7 +229,7 @@ def _write_plots(out: Path, settings: Settings, models: Mapping[str, Entries],
         ax.set_xlabel("mean response tokens")
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left")
     axes[0][0].set_ylabel("accuracy (%)")
     fig.tight_layout()
     written.append(out / ACCURACY_PNG)
@@ -240,8 +253,9 @@ def _write_plots(out: Path, settings: Settings, models: Mapping[str, Entries],
         twin.plot(xs, [100 * r["rollout/forced_close_frac"] for r in steps], color="C2", linestyle="--",
                   label="forced </think> (%)")
         twin.set_ylabel("tokens / %")
-        fig.legend(fontsize=8, loc="upper center", ncol=3)
-        ax.set_title(f"E1 rollout at {settings.train_budget.label}", pad=22)
+        lines = ax.get_lines() + twin.get_lines()
+        ax.legend(lines, [line.get_label() for line in lines], fontsize=8, loc="lower left")
+        ax.set_title(f"E1 rollout at {settings.train_budget.label}")
         fig.tight_layout()
         written.append(out / TRAINING_PNG)
         fig.savefig(written[-1], dpi=110)
@@ -319,8 +333,10 @@ def _claim_numbers(claim: Mapping[str, Any]) -> str:
             parts.append(f"{b['budget']}: {b['before']:.1f} -> {b['after']:.1f} "
                          f"({b['delta']:+.1f} ± {b['two_se']:.1f}{mark})")
         else:
+            same = b["truncate_at_e1_tokens"]
+            tokens = "" if same is None else f"; truncate at e1's {b['e1_tokens']:.0f} tokens {same:.1f}"
             parts.append(f"{b['budget']}: e1 {b['e1']:.1f}, s1 {b['s1']:.1f}, truncate {b['truncate']:.1f}"
-                         f"{'' if b['holds'] else ' (order broken)'}")
+                         f"{'' if b['holds'] else ' (order broken)'}{tokens}")
     summary = f" Holds at {claim['holds_at']}." if "holds_at" in claim else ""
     risen = f" Significant rise at {claim['risen_significantly']}." if "risen_significantly" in claim else ""
     return "; ".join(parts) + "." + summary + risen
