@@ -170,7 +170,8 @@ def write_report(settings: Settings, layout: Layout, records: Sequence[StageReco
         "settings": {**asdict(settings), "thinking_budgets": list(settings.thinking_budgets)},
         "machine": machine(),
         "stages": [asdict(r) for r in records],
-        "wall_s": sum(r.wall_s for r in records if not r.skipped),
+        "wall_s": sum(r.wall_s for r in records),  # every stage, as timed when it ran
+        "wall_s_this_invocation": sum(r.wall_s for r in records if not r.skipped),
         "budget_table": rows,
         "unconstrained": {m: _brief(e) | {"verbose_fraction": e["verbose_fraction"]} for m, e in none.items()},
         "results": {m: {k: _brief(e) for k, e in entries.items()} for m, entries in models.items()},
@@ -219,9 +220,10 @@ def _write_plots(out: Path, settings: Settings, models: Mapping[str, Entries],
     fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4.2), sharey=True, squeeze=False)
     for ax, (model, entries) in zip(axes[0], models.items(), strict=True):
         for mode in MODE_ORDER:
-            points = sorted((e["metrics"]["mean_total_tokens"], _acc(e), e["budget_key"])
+            # joined in budget order, as a sweep (tokens used need not grow with the budget)
+            points = sorted((e["thinking"] or e["total"], e["metrics"]["mean_total_tokens"], _acc(e))
                             for e in entries.values() if e["mode"] == mode.value)
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=mode.value)
+            ax.plot([p[1] for p in points], [p[2] for p in points], marker="o", label=mode.value)
         unconstrained = entries[f"none-{settings.max_length}"]
         ax.scatter([unconstrained["metrics"]["mean_total_tokens"]], [_acc(unconstrained)], marker="*", s=150,
                    color="black", label="none (unconstrained)", zorder=3)
@@ -310,12 +312,13 @@ def render_markdown(settings: Settings, layout: Layout, records: Sequence[StageR
         lines.append(f"- {claim['claim']}: {verdict}. {_claim_numbers(claim)}")
     lines += ["", "## Plots", ""]
     lines += [f"- `{p.name}`: {_PLOT_TEXT[p.name]}" for p in plots]
-    lines += ["", "## Stages (this run)", "",
+    lines += ["", "## Stages", "",
               f"Machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} when the report was "
               "written (other work on the machine slows every stage).", "",
+              f"Total: {sum(r.wall_s for r in records):.0f} s wall, {sum(r.cpu_s for r in records):.0f} s CPU.", "",
               "| stage | wall s | CPU s | load (1 min) | command |", "| --- | --- | --- | --- | --- |"]
     for r in records:
-        wall = "skipped" if r.skipped else f"{r.wall_s:.1f}"
+        wall = f"{r.wall_s:.1f}" + (" (earlier run)" if r.skipped else "")
         lines.append(f"| {r.name} | {wall} | {r.cpu_s:.1f} | {r.load_after[0]:.1f} | `{r.command}` |")
     lines += ["", "## The same stages on real models", "", "```bash", *_real_commands(settings), "```", ""]
     return "\n".join(lines)
@@ -344,7 +347,8 @@ def _claim_numbers(claim: Mapping[str, Any]) -> str:
 
 _PLOT_TEXT = {
     ACCURACY_PNG: "accuracy against mean response tokens, one panel per model, one line per mode "
-                  "(truncate, s1, e1) over the budget sweep; the star is the unconstrained run.",
+                  "(truncate, s1, e1) joining the budget sweep in budget order; the star is the "
+                  "unconstrained run.",
     TOKEN_SPLIT_PNG: "mean thinking and solution tokens (stacked) at each e1 budget and unconstrained, "
                      "both models side by side.",
     TRAINING_PNG: "GRPO with E1 rollout: rollout reward, mean thinking tokens and forced-`</think>` rate "
