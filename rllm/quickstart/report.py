@@ -315,7 +315,9 @@ def render_markdown(settings: Settings, layout: Layout, records: Sequence[StageR
     lines += ["", "## Stages", "",
               f"Machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} when the report was "
               "written (other work on the machine slows every stage).", "",
-              f"Total: {sum(r.wall_s for r in records):.0f} s wall, {sum(r.cpu_s for r in records):.0f} s CPU.", "",
+              f"Total: {sum(r.wall_s for r in records):.0f} s wall, {sum(r.cpu_s for r in records):.0f} s CPU. "
+              f"Every stage ran in one process with {settings.threads} torch thread(s); to rerun one alone "
+              f"as fast, prefix its command with `OMP_NUM_THREADS={settings.threads}`.", "",
               "| stage | wall s | CPU s | load (1 min) | command |", "| --- | --- | --- | --- | --- |"]
     for r in records:
         wall = f"{r.wall_s:.1f}" + (" (earlier run)" if r.skipped else "")
