@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("outputs/quickstart"),
                         help="output directory (default: %(default)s)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="default",
-                        help="default: about 15 minutes on 2 cores; ci: a few minutes, smaller everything")
+                        help="default: within 15 minutes on 2 busy cores (5 measured at load 2-4); ci: under a minute")
     overrides = parser.add_argument_group("overrides (default: the preset's value)")
     for f in fields(Settings):
         if f.name in HELP:
