@@ -3,7 +3,7 @@
 Both are measured in one run, on the same inputs, with the same engine object and seed, so the
 generated tokens are identical; the ratio ``full / generation`` is the cost grading and writing
 add on top of generation. The pipeline grades each sample as soon as the engine yields it, in
-worker processes, so only the grading of the last batch and the output files should show.
+grading threads, so only the grading of the last batch and the output files should show.
 
 Engine: the transformers backend on the tiny random Qwen2 (built locally), CPU, float32, with
 several batches per dataset (the HF backend yields a batch at a time; vLLM yields per request).
@@ -124,7 +124,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=4, help="samples per problem")
     parser.add_argument("--budget", default="512+256", help="e1 budget T+S")
     parser.add_argument("--batch-size", type=int, default=4, help="prompts per HF generate call")
-    parser.add_argument("--score-workers", type=int, default=1, help="grader processes")
+    parser.add_argument("--score-workers", type=int, default=1, help="grading threads")
     parser.add_argument("--repeats", type=int, default=3, help="measurement pairs per set (median ratio)")
     args = parser.parse_args()
 
@@ -148,7 +148,7 @@ def main() -> None:
         generator.generate([[{"role": "user", "content": "warm up"}]], budget, SamplingConfig(n=1, seed=0))
         print(
             f"tiny model, HF backend, {args.prompts} problems x n={args.n}, budget {budget.label}, "
-            f"batch {args.batch_size} prompts, {args.score_workers} grader processes"
+            f"batch {args.batch_size} prompts, {args.score_workers} grading threads"
         )
         print(
             f"{'set':<5} {'gen s':>7} {'grade s':>8} {'full s':>7} {'full/gen':>9} {'serial/gen':>11} {'avg@n':>6}"

@@ -207,7 +207,7 @@ def test_known_responses_are_graded_and_aligned_with_rows(tiny_tokenizer, data_d
     assert list(frame["scores"][1]) == [1.0, 1.0]
 
 
-def test_scoring_pool_grades_in_worker_processes():
+def test_scoring_pool_grades_in_worker_threads():
     results = []
     with ScoringPool(2) as pool:
         pool.submit("aime", "</think>\\boxed{3}", "3", None, results.append)

@@ -10,7 +10,6 @@ baseline modes, sampling settings and quick checks. ``--e1-mode True --e1-thinki
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -91,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     added.add_argument(
         "--score-workers",
         type=int,
-        default=min(8, os.cpu_count() or 1),
-        help="grader processes; 0 grades inline",
+        default=8,
+        help="grading threads (graders run their heavy work in their own processes); 0 grades inline",
     )
     added.add_argument("--no-progress", action="store_true", help="hide progress bars")
     added.add_argument("--no-plots", action="store_true", help="skip the PNG plots")

@@ -1,24 +1,23 @@
 """Grading samples concurrently with generation.
 
-:class:`ScoringPool` runs a ``compute_score``-shaped function in worker processes (the code
-grader runs sandboxed subprocesses and may take seconds; the math grader is CPU-bound Python and
-would fight generation for the GIL in a thread). Submissions return immediately; the callback
-fires in a pool thread when the grade is ready, so the caller can store each sample as soon as it
-is graded while the engine keeps generating.
+:class:`ScoringPool` runs a ``compute_score``-shaped function in a pool of threads. Submissions
+return immediately; the callback fires in a pool thread when the grade is ready, so the caller
+can store each sample as soon as it is graded while the engine keeps generating.
 
-Workers are started with ``spawn``: the parent holds torch/vLLM threads, and forking a
-multi-threaded process can deadlock the child.
+Why threads and not processes: both graders already isolate their heavy work in processes of
+their own (the math grader's sympy worker with its kill-on-deadline timeout, the code grader's
+sandbox fork servers), so a grading thread mostly waits; the in-thread part of math grading is
+about 0.1 ms per answer. Spawned grader processes re-import the package (seconds of CPU each)
+and fight the engine for the cores of a small machine: measured with
+``benchmarks/eval_pipeline.py``, they cost more than all the grading they did.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from rllm.rewards import compute_score
@@ -61,33 +60,16 @@ def grade(
     }
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C (sent to the whole foreground process group) to the parent, which
-    stops them; otherwise every worker would print its own KeyboardInterrupt traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 class ScoringPool:
-    """A pool of ``workers`` grader processes (``workers=0``: grade inline, in the caller's thread).
-
-    A worker that dies (for example killed by the OOM killer) breaks a ``ProcessPoolExecutor``; the
-    pool is then restarted and the lost submissions retried once before they count as grader errors.
-    """
+    """A pool of ``workers`` grading threads (``workers=0``: grade inline, in the caller's thread)."""
 
     def __init__(self, workers: int, score_fn: ScoreFn = compute_score):
         self.workers = workers
         self.score_fn = score_fn
         self._lock = threading.Lock()
-        self._executor: ProcessPoolExecutor | None = None
-        self._pending: set[Future] = set()
         self._idle = threading.Condition(self._lock)
-
-    def _ensure_executor(self) -> ProcessPoolExecutor:
-        if self._executor is None:
-            self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn")
-            )
-        return self._executor
+        self._pending: set[Future] = set()
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="grader") if workers > 0 else None
 
     def submit(
         self,
@@ -99,41 +81,18 @@ class ScoringPool:
     ) -> None:
         """Grade one response; ``callback(result)`` runs once with the :func:`grade` result."""
         args = (self.score_fn, data_source, solution_str, ground_truth, extra_info)
-        if self.workers == 0:
+        if self._executor is None:
             callback(grade(*args))
             return
-        self._submit(args, callback, retries=1)
-
-    def _submit(self, args: tuple, callback: Callback, retries: int) -> None:
         with self._lock:
-            executor = self._ensure_executor()
-            try:
-                future = executor.submit(grade, *args)
-            except BrokenProcessPool:
-                self._executor = None
-                executor = self._ensure_executor()
-                future = executor.submit(grade, *args)
+            future = self._executor.submit(grade, *args)
             self._pending.add(future)
-        future.add_done_callback(lambda done: self._finish(done, executor, args, callback, retries))
+        future.add_done_callback(lambda done: self._finish(done, callback))
 
-    def _finish(
-        self, future: Future, executor: ProcessPoolExecutor, args: tuple, callback: Callback, retries: int
-    ) -> None:
+    def _finish(self, future: Future, callback: Callback) -> None:
         try:
-            if future.cancelled():  # dropped by close(cancel=True): an in-flight sample, not a result
-                return
-            error = future.exception()
-            if error is None:
-                callback(future.result())
-            elif isinstance(error, BrokenProcessPool) and retries > 0:
-                with self._lock:
-                    if self._executor is executor:
-                        self._executor = None
-                self._submit(args, callback, retries - 1)
-            else:
-                callback(
-                    {"score": 0.0, "acc": False, "reason": GRADER_ERROR, "details": {"error": repr(error)}}
-                )
+            if not future.cancelled():  # dropped by close(cancel=True): an in-flight sample, not a result
+                callback(future.result())  # grade() never raises: grader failures are results
         finally:
             with self._lock:
                 self._pending.discard(future)
@@ -147,10 +106,8 @@ class ScoringPool:
 
     def close(self, cancel: bool = False) -> None:
         """Stop the workers; ``cancel=True`` drops queued grades (used on Ctrl-C)."""
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=not cancel, cancel_futures=cancel)
+        if self._executor is not None:
+            self._executor.shutdown(wait=not cancel, cancel_futures=cancel)
 
     def __enter__(self) -> ScoringPool:
         return self
