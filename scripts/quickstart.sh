@@ -3,7 +3,7 @@
 # evaluation (truncate / s1 / e1), E1 GRPO, the same evaluation again, and a report.
 #
 # Usage: bash scripts/quickstart.sh [--out DIR] [--preset default|ci] [overrides...]
-#   Defaults: --out outputs/quickstart, about 15 minutes on 2 cores. Every flag:
+#   Defaults: --out outputs/quickstart, about 5 minutes on 2 cores (the target is 15). Every flag:
 #   .venv/bin/python -m rllm.quickstart --help. The report is DIR/report/report.md.
 # Sets up .venv with scripts/setup_env.sh first if it is missing. Re-running skips finished stages.
 set -euo pipefail
