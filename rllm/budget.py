@@ -24,6 +24,7 @@ within ``s``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -288,6 +289,21 @@ class SampleRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
+
+
+def close_phase_one(ids: Sequence[int], budget: Budget, tokens: SpecialTokens) -> tuple[list[int], list[int]]:
+    """How a two-phase driver ends thinking: ``(kept, forced)``, phase 2 continues from ``kept + forced``.
+
+    ``ids`` are phase 1's tokens, ending at the first ``</think>`` or EOS, or cut at ``t``.
+    A sampled ``</think>`` is kept and nothing is forced; a sampled EOS is dropped and replaced by
+    ``</think>`` alone (what the single pass's EOS redirect produces); otherwise ``</think>`` is
+    forced, followed in s1 mode by the cue.
+    """
+    if ids and ids[-1] == tokens.think_close:
+        return list(ids), []
+    if ids and ids[-1] in tokens.eos:
+        return list(ids[:-1]), [tokens.think_close]
+    return list(ids), [tokens.think_close, *(tokens.cue if budget.mode is Mode.S1 else ())]
 
 
 def build_record(

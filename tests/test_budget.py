@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from rllm.budget import Budget, BudgetError, BudgetState, Mode, Phase, SpecialTokens, build_record
+from rllm.budget import (
+    Budget,
+    BudgetError,
+    BudgetState,
+    Mode,
+    Phase,
+    SpecialTokens,
+    build_record,
+    close_phase_one,
+)
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +197,17 @@ def test_two_phase_eos_in_thinking_marks_the_appended_close_forced(special):
     record = build_record([10, special.think_close, 11, special.eos[0]], Budget(8, 4), special, eos_in_thinking=True)
     assert record.forced_close and record.forced_mask == [False, True, False, False]
     assert record.thinking_tokens == 1 and record.eos_in_thinking
+
+
+def test_two_phase_close_of_thinking(special):
+    close, eos, cue = special.think_close, special.eos[0], list(special.cue)
+    e1, s1 = Budget(3, 4), Budget(3, 4, Mode.S1)
+    assert cue, "the s1 cue must tokenize to something for this test to mean anything"
+    # a sampled </think> is kept, nothing forced (in s1 too: the cue is only for the budget)
+    assert close_phase_one([10, close], s1, special) == ([10, close], [])
+    # a sampled EOS is dropped and replaced by </think> alone, never the cue
+    assert close_phase_one([10, eos], s1, special) == ([10], [close])
+    # at the budget (or t = 0): </think> forced, plus the cue in s1
+    assert close_phase_one([10, 11, 12], e1, special) == ([10, 11, 12], [close])
+    assert close_phase_one([10, 11, 12], s1, special) == ([10, 11, 12], [close, *cue])
+    assert close_phase_one([], s1, special) == ([], [close, *cue])

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
 
-from rllm.budget import Budget, BudgetState, SampleRecord, SpecialTokens, build_record
+from rllm.budget import Budget, BudgetState, SampleRecord, SpecialTokens, build_record, close_phase_one
 from rllm.generation import Prompt, SamplingConfig, collect, encode_prompts
 
 
@@ -81,7 +81,7 @@ class HFGenerator:
         self.batch_size = batch_size
         eos = model.generation_config.eos_token_id if getattr(model, "generation_config", None) else None
         self._extra_eos = tuple(eos if isinstance(eos, list) else [] if eos is None else [eos])
-        self.tokens = self.tokens_for(Budget(0, 1))
+        self.tokens = SpecialTokens.from_tokenizer(tokenizer, extra_eos=self._extra_eos)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.tokens.eos[0]
 
     def tokens_for(self, budget: Budget) -> SpecialTokens:
@@ -142,7 +142,6 @@ class HFGenerator:
     ) -> list[SampleRecord]:
         tokens = self.tokens_for(budget)
         close, eos = tokens.think_close, tokens.eos
-        forced_close = [close, *tokens.cue] if budget.mode.value == "s1" else [close]
         if budget.thinking == 0:
             thinking = [[] for _ in range(len(batch) * sampling.n)]
         else:
@@ -150,13 +149,9 @@ class HFGenerator:
         prefixes, eos_dropped = [], []
         for row, ids in enumerate(thinking):
             ids = _until_first_eos(ids, (close, *eos))
-            dropped = bool(ids) and ids[-1] in eos
-            if dropped:  # EOS is replaced by </think> alone, as the single pass's redirect does
-                ids = ids[:-1] + [close]
-            elif not ids or ids[-1] != close:
-                ids = ids + forced_close
-            prefixes.append(batch[row // sampling.n] + ids)
-            eos_dropped.append(dropped)
+            kept, forced = close_phase_one(ids, budget, tokens)
+            prefixes.append(batch[row // sampling.n] + kept + forced)
+            eos_dropped.append(len(kept) < len(ids))
         answers, _ = self._run(prefixes, SamplingConfig(1, *_sampling_tail(sampling)), budget.solution, list(eos), None)
         records = []
         for row, (prefix, answer) in enumerate(zip(prefixes, answers, strict=True)):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rllm.budget import Budget, BudgetError, Mode, SampleRecord, SpecialTokens, build_record
+from rllm.budget import Budget, BudgetError, SampleRecord, SpecialTokens, build_record, close_phase_one
 from rllm.generation import Prompt, SamplingConfig, collect, encode_prompts
 from rllm.generation.vllm_logits import EXTRA_ARGS_KEY, PROCESSOR, request_payload
 
@@ -233,21 +233,14 @@ def _seed(sampling: SamplingConfig, prompt_index: int, sample_index: int, stream
 def _close_thinking(
     ids: list[int], logprobs: list[float] | None, budget: Budget, tokens: SpecialTokens
 ) -> tuple[list[int], list[float] | None]:
-    """Phase-1 tokens as phase 2 sees them: ``</think>`` (+ the s1 cue at the budget) appended if not sampled.
+    """Phase-1 tokens as phase 2 sees them (:func:`rllm.budget.close_phase_one`), with their logprobs.
 
-    A sampled EOS is dropped and replaced by ``</think>`` alone (no cue), which is what the single
-    pass's EOS redirect produces. Forced tokens get a NaN logprob: two-phase never computes the
-    model's logprob for them.
+    Forced tokens get a NaN logprob: two-phase never computes the model's logprob for them.
     """
-    if ids and ids[-1] == tokens.think_close:
-        return ids, logprobs
-    if ids and ids[-1] in tokens.eos:
-        ids = ids[:-1]
-        logprobs = logprobs[:-1] if logprobs is not None else None
-        forced = [tokens.think_close]
-    else:
-        forced = [tokens.think_close, *(tokens.cue if budget.mode is Mode.S1 else ())]
-    return ids + forced, (logprobs + [float("nan")] * len(forced)) if logprobs is not None else None
+    kept, forced = close_phase_one(ids, budget, tokens)
+    if logprobs is not None:
+        logprobs = logprobs[: len(kept)] + [float("nan")] * len(forced)
+    return kept + forced, logprobs
 
 
 def _sampled_logprobs(completion: Any, ids: list[int]) -> list[float]:
