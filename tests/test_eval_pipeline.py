@@ -328,7 +328,7 @@ def test_ctrl_c_then_rerun_resumes(tiny_model_dir, data_dir, tmp_path):
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err[-2000:]
-    assert "re-run the same command to resume" in err
+    assert f"saved under {out / 'records'}; re-run the same command to resume" in err
     (store,) = records.glob("*/samples.jsonl")
     saved = store.read_text().count("\n")
     assert 1 <= saved < 12

@@ -141,6 +141,11 @@ def resolve_budgets(args: argparse.Namespace) -> list[Budget]:
     return list(dict.fromkeys(budgets))
 
 
+def resolve_output_dir(args: argparse.Namespace) -> Path:
+    """``--output-dir``, or the original's default ``~/e1_eval/<model directory name>``."""
+    return args.output_dir or Path.home() / "e1_eval" / Path(args.model.rstrip("/")).name
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -150,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print(
-            "\ninterrupted: every graded sample is saved under <output-dir>/records; "
+            f"\ninterrupted: every graded sample is saved under {resolve_output_dir(args) / 'records'}; "
             "re-run the same command to resume",
             file=sys.stderr,
         )
@@ -169,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
     check_model(args.model)
     datasets = [load_dataset(name, args.data_dir, args.limit) for name in dict.fromkeys(args.datasets)]
     backend = args.backend or default_backend()
-    output_dir = args.output_dir or Path.home() / "e1_eval" / Path(args.model.rstrip("/")).name
+    output_dir = resolve_output_dir(args)
     output_dir.mkdir(parents=True, exist_ok=True)
 
     from rllm.eval.runner import EvalConfig, Evaluation
