@@ -38,12 +38,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from rllm.rewards import compute_score
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
 
-# Only what the grader workers need is imported at module level: they re-import this script.
+from rllm.budget import Budget
+from rllm.data.prompts import math_prompt
+from rllm.data.to_parquet import rl_row
+from rllm.eval.dataset import load_dataset
+from rllm.eval.runner import EvalConfig, Evaluation
+from rllm.eval.scoring import ScoringPool
+from rllm.generation import SamplingConfig
+from rllm.generation.hf import HFGenerator
+from rllm.rewards import compute_score
+from rllm.testing.tiny_model import build_tiny_model
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "benchmarks"
-MATH_PROMPT = "{} Let's think step by step and output the final answer within \\boxed{{}}."
 
 
 def score_with_reference(data_source: str, solution_str: str, ground_truth, extra_info: dict | None) -> dict:
@@ -59,22 +69,16 @@ def score_with_reference(data_source: str, solution_str: str, ground_truth, extr
 
 
 def row(source: str, content: str, ground_truth: str, index: int, kind: str, reference: str) -> dict:
-    return {
-        "data_source": source,
-        "prompt": [{"role": "user", "content": content}],
-        "ability": kind,
-        "reward_model": {"style": "rule", "ground_truth": ground_truth},
-        "extra_info": {"split": "test", "index": index, "kind": kind, "reference": reference},
-    }
+    """A verl RL row whose ``extra_info`` also carries what :func:`score_with_reference` appends."""
+    rl = rl_row(data_source=source, content=content, ability=kind, ground_truth=ground_truth, split="test", index=index)
+    rl["extra_info"].update(kind=kind, reference=reference)
+    return rl
 
 
 def build_sets(directory: Path, prompts: int) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     math = json.loads((SHARED / "math" / "math.json").read_text())[:prompts]
     rows = [
-        row("math", MATH_PROMPT.format(r["problem"]), str(r["answer"]), i, "math", str(r["answer"]))
+        row("math", math_prompt(r["problem"]), str(r["answer"]), i, "math", str(r["answer"]))
         for i, r in enumerate(math)
     ]
     pq.write_table(pa.Table.from_pylist(rows), directory / "bench_math.parquet")
@@ -96,8 +100,6 @@ def time_generation(generator, dataset, budget, sampling) -> tuple[float, list]:
 
 def time_grading(records: list, dataset, workers: int) -> float:
     """Grading alone, after generation: what a serial pipeline would add."""
-    from rllm.eval.scoring import ScoringPool
-
     start = time.perf_counter()
     with ScoringPool(workers, score_with_reference) as pool:
         for record in records:
@@ -108,8 +110,6 @@ def time_grading(records: list, dataset, workers: int) -> float:
 
 
 def time_full_eval(generator, dataset, config) -> tuple[float, dict]:
-    from rllm.eval.runner import Evaluation
-
     start = time.perf_counter()
     with open(os.devnull, "w") as devnull:
         result = Evaluation(config, generator, out=devnull).run([dataset])
@@ -127,15 +127,6 @@ def main() -> None:
     parser.add_argument("--score-workers", type=int, default=1, help="grading threads")
     parser.add_argument("--repeats", type=int, default=3, help="measurement pairs per set (median ratio)")
     args = parser.parse_args()
-
-    import torch
-
-    from rllm.budget import Budget
-    from rllm.eval.dataset import load_dataset
-    from rllm.eval.runner import EvalConfig
-    from rllm.generation import SamplingConfig
-    from rllm.generation.hf import HFGenerator
-    from rllm.testing.tiny_model import build_tiny_model
 
     budget = Budget.parse(args.budget)
     sampling = SamplingConfig(n=args.n, seed=0)
