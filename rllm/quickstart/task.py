@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from rllm.data.to_parquet import rl_row
+
 DATA_SOURCE = "digit_chain"
 
 
@@ -107,18 +109,13 @@ def sample_problems(count: int, min_steps: int, max_steps: int, seed: int, max_o
 
 def to_rl_rows(problems: list[Problem], split: str) -> pd.DataFrame:
     """verl RL rows: the terse question as the user message, a rule-based ground truth."""
-    return pd.DataFrame(
-        [
-            {
-                "data_source": DATA_SOURCE,
-                "prompt": [{"role": "user", "content": p.question}],
-                "ability": "math",
-                "reward_model": {"style": "rule", "ground_truth": str(p.answer)},
-                "extra_info": {"split": split, "index": i, "steps": len(p.operations)},
-            }
-            for i, p in enumerate(problems)
-        ]
-    )
+    rows = []
+    for i, p in enumerate(problems):
+        row = rl_row(data_source=DATA_SOURCE, content=p.question, ability="math", ground_truth=str(p.answer),
+                     split=split, index=i)
+        row["extra_info"]["steps"] = len(p.operations)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def to_sft_rows(problems: list[Problem], verbose_fraction: float, seed: int) -> pd.DataFrame:
