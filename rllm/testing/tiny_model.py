@@ -35,9 +35,6 @@ SIZES = {
                  num_key_value_heads=1),
     "small": dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4, num_attention_heads=4,
                   num_key_value_heads=2),
-    # for learning small tasks quickly on a CPU (the quickstart)
-    "learner": dict(hidden_size=128, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4,
-                    num_key_value_heads=2),
 }
 
 
